@@ -1,0 +1,52 @@
+"""One registry mechanism for every plug-in kind (models, harnesses, sandboxes).
+
+Built-ins register by name in code; outside packages register through the entry-point group
+``kernelarena.<kind>`` and are loaded only when first looked up, so an optional SDK is
+imported only when its plug-in is used.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Callable, Generic, TypeVar
+
+from kernelarena.errors import UserError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    def __init__(self, kind: str, group: str | None = None) -> None:
+        self.kind = kind
+        self.group = group or f"kernelarena.{kind}"
+        self._factories: dict[str, Callable[[], T]] = {}
+        self._hints: dict[str, str] = {}
+
+    def register(self, name: str, loader: Callable[[], T], install_hint: str = "") -> None:
+        """``loader`` returns the plug-in (a class or factory); it runs on first lookup."""
+        self._factories[name] = loader
+        if install_hint:
+            self._hints[name] = install_hint
+
+    def names(self) -> list[str]:
+        found = set(self._factories)
+        found.update(ep.name for ep in entry_points(group=self.group))
+        return sorted(found)
+
+    def get(self, name: str) -> T:
+        if name in self._factories:
+            try:
+                return self._factories[name]()
+            except ImportError as exc:
+                hint = self._hints.get(name, "")
+                raise UserError(
+                    f"{self.kind} '{name}' needs a package that is not installed ({exc.name}); "
+                    f"{hint or 'install it with pip'}"
+                ) from None
+        for ep in entry_points(group=self.group):
+            if ep.name == name:
+                return ep.load()
+        raise UserError(
+            f"unknown {self.kind} '{name}'; known: {', '.join(self.names()) or 'none'} "
+            f"(third-party {self.kind}s register under the entry-point group '{self.group}')"
+        )

@@ -1,0 +1,1 @@
+"""Sweeps, the ledger, the leaderboard, replay, and the `kernelarena` CLI."""

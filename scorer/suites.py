@@ -1,0 +1,208 @@
+"""Suite and task loading (standard library only).
+
+A suite is a folder. With a ``suite.toml`` it carries rules and per-task metadata; without one,
+every ``*.py`` file in it is a KernelBench-format task and defaults apply, so KernelBench's own
+problem folders work unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import ScorerUserError
+
+BUILTIN_SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-3
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    exact: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rtol": self.rtol, "atol": self.atol, "exact": self.exact}
+
+
+@dataclass(frozen=True)
+class TimingRule:
+    warmup: int = 10
+    repetitions: int = 100
+    flush_l2: bool = True
+    # Distinct input sets rotated through the timed loop (fresh data each iteration).
+    input_sets: int = 4
+
+
+@dataclass(frozen=True)
+class LibraryPolicy:
+    """Which library compute calls a solution may make (the `baseline-library-call` rule)."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    path: Path
+    level: int | None = None
+    category: str | None = None
+    dtype: str | None = None
+    tolerance: Tolerance = Tolerance()
+    flops: float | None = None
+    bytes_moved: float | None = None
+    # Module globals overridden for CPU tests (small shapes); KernelBench files read their
+    # sizes from module-level constants, so overriding them resizes get_inputs().
+    test_shapes: dict[str, Any] = field(default_factory=dict)
+    # Extra shape variants the scorer also verifies on (shape-specialization check).
+    alt_shapes: tuple[dict[str, Any], ...] = ()
+    cuda_only: bool = False
+    solution: Path | None = None
+
+    def source(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    root: Path
+    description: str = ""
+    targets: tuple[str, ...] = ("cuda", "cpu")
+    tolerance: Tolerance = Tolerance()
+    timing: TimingRule = TimingRule()
+    baseline: str = "eager"
+    policy: LibraryPolicy = LibraryPolicy()
+    tasks: dict[str, Task] = field(default_factory=dict)
+    has_manifest: bool = False
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            known = ", ".join(sorted(self.tasks)[:8])
+            raise ScorerUserError(
+                f"suite '{self.name}' has no task '{task_id}'; "
+                f"run `kernelarena tasks {self.name}` to list them (e.g. {known})"
+            ) from None
+
+
+def suite_search_path() -> list[Path]:
+    extra = os.environ.get("KERNELARENA_SUITES_PATH", "")
+    return [Path(p) for p in extra.split(os.pathsep) if p] + [BUILTIN_SUITES_DIR]
+
+
+def list_suites() -> list[Suite]:
+    seen: dict[str, Suite] = {}
+    for base in suite_search_path():
+        if not base.is_dir():
+            continue
+        for child in sorted(base.iterdir()):
+            if (child / "suite.toml").is_file() and child.name not in seen:
+                seen[child.name] = load_suite(child)
+    return list(seen.values())
+
+
+def resolve_suite_dir(name_or_path: str | os.PathLike[str]) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.is_dir():
+        return candidate.resolve()
+    if os.sep not in str(name_or_path):
+        for base in suite_search_path():
+            if (base / str(name_or_path)).is_dir():
+                return (base / str(name_or_path)).resolve()
+    raise ScorerUserError(
+        f"no suite '{name_or_path}': give a suite name from `kernelarena suites` "
+        "or the path of a folder of KernelBench task files"
+    )
+
+
+def load_suite(name_or_path: str | os.PathLike[str]) -> Suite:
+    root = resolve_suite_dir(name_or_path)
+    manifest_path = root / "suite.toml"
+    if not manifest_path.is_file():
+        return _plain_folder_suite(root)
+    try:
+        data = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ScorerUserError(f"{manifest_path}: invalid TOML ({exc}); fix the file") from None
+    return _manifest_suite(root, data, manifest_path)
+
+
+def _plain_folder_suite(root: Path) -> Suite:
+    tasks = {
+        p.stem: Task(id=p.stem, path=p)
+        for p in sorted(root.glob("*.py"))
+        if not p.name.startswith("_")
+    }
+    if not tasks:
+        raise ScorerUserError(f"{root} holds no suite.toml and no task .py files; point at a suite folder")
+    return Suite(name=root.name, root=root, tasks=tasks)
+
+
+def _tolerance(section: dict[str, Any], default: Tolerance) -> Tolerance:
+    return Tolerance(
+        rtol=float(section.get("rtol", default.rtol)),
+        atol=float(section.get("atol", default.atol)),
+        exact=bool(section.get("exact", default.exact)),
+    )
+
+
+def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Suite:
+    known_top = {"name", "description", "targets", "correctness", "timing", "baseline", "policy", "tasks"}
+    unknown = set(data) - known_top
+    if unknown:
+        raise ScorerUserError(f"{manifest_path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(known_top)}")
+    tolerance = _tolerance(data.get("correctness", {}), Tolerance())
+    timing_data = data.get("timing", {})
+    timing = TimingRule(
+        warmup=int(timing_data.get("warmup", TimingRule.warmup)),
+        repetitions=int(timing_data.get("repetitions", TimingRule.repetitions)),
+        flush_l2=bool(timing_data.get("flush_l2", TimingRule.flush_l2)),
+        input_sets=int(timing_data.get("input_sets", TimingRule.input_sets)),
+    )
+    baseline = str(data.get("baseline", "eager"))
+    if baseline not in ("eager", "compile"):
+        raise ScorerUserError(f"{manifest_path}: baseline must be 'eager' or 'compile', not '{baseline}'")
+    policy_data = data.get("policy", {})
+    policy = LibraryPolicy(
+        allow=tuple(policy_data.get("allow", ())), deny=tuple(policy_data.get("deny", ()))
+    )
+    tasks: dict[str, Task] = {}
+    for task_id, entry in data.get("tasks", {}).items():
+        path = root / entry.get("file", f"{task_id}.py")
+        if not path.is_file():
+            raise ScorerUserError(f"{manifest_path}: task '{task_id}' points at missing file {path.name}")
+        solution = root / "solutions" / task_id / "kernel.py"
+        tasks[task_id] = Task(
+            id=task_id,
+            path=path,
+            level=entry.get("level"),
+            category=entry.get("category"),
+            dtype=entry.get("dtype"),
+            tolerance=_tolerance(entry, tolerance),
+            flops=entry.get("flops"),
+            bytes_moved=entry.get("bytes"),
+            test_shapes=dict(entry.get("test_shapes", {})),
+            alt_shapes=tuple(dict(s) for s in entry.get("alt_shapes", ())),
+            cuda_only=bool(entry.get("cuda_only", False)),
+            solution=solution if solution.is_file() else None,
+        )
+    return Suite(
+        name=str(data.get("name", root.name)),
+        root=root,
+        description=str(data.get("description", "")),
+        targets=tuple(data.get("targets", ("cuda", "cpu"))),
+        tolerance=tolerance,
+        timing=timing,
+        baseline=baseline,
+        policy=policy,
+        tasks=tasks,
+        has_manifest=True,
+    )
