@@ -1,0 +1,202 @@
+"""The shared machinery of the fake providers: an aiohttp server on 127.0.0.1 in its own thread.
+
+Subclasses supply the wire format (routes, auth header, error JSON, reply JSON, request
+checks). The thread makes a server usable from sync tests, async tests, and around a CLI run
+in a subprocess alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakeproviders.script import Failure, Failures, Reply, Script, failure_for, pick_reply
+
+
+@dataclass
+class RecordedRequest:
+    number: int  # 1-based, server-wide
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it was not JSON
+
+
+class ProviderError(Exception):
+    """Raised by a subclass's checks: answer with this status in the provider's error format."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class FakeProviderServer:
+    provider = "fake"
+
+    def __init__(
+        self,
+        script: Script = (),
+        *,
+        failures: Failures = None,
+        api_key: str | None = "test-key",
+        delay_s: float = 0.0,
+        known_models: set[str] | None = None,
+    ) -> None:
+        self.script = script
+        self.failures = failures
+        self.api_key = api_key  # None: accept any key
+        self.delay_s = delay_s  # every answer waits this long: a slow model
+        self.known_models = known_models  # None: any model name is served
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # -- to be provided by each protocol ------------------------------------------------------
+    def routes(self) -> list[web.RouteDef]:
+        raise NotImplementedError
+
+    def presented_key(self, request: web.Request) -> str | None:
+        raise NotImplementedError
+
+    def error_response(self, status: int, message: str | None, retry_after: float | None = None) -> web.Response:
+        raise NotImplementedError
+
+    def turn_index(self, body: Any) -> int:
+        raise NotImplementedError
+
+    def check_request(self, request: RecordedRequest, model: str) -> None:
+        """Raise ProviderError(400, ...) where the real API would reject the request."""
+
+    def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> "FakeProviderServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> "FakeProviderServer":
+        return self.__enter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._start_site())
+            except BaseException as exc:  # reported to the starting thread
+                errors.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())  # type: ignore[union-attr]
+            # Handlers still stalling (Failure.slow) are cancelled, not left to warn at close.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name=f"fake-{self.provider}", daemon=True)
+        self._thread.start()
+        ready.wait(timeout=10)
+        if errors:
+            raise errors[0]
+
+    async def _start_site(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.add_routes(self.routes())
+        # A short shutdown: a stalled handler must not hold up the end of a test.
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._loop = None
+        self._thread = None
+
+    # -- request handling ---------------------------------------------------------------------
+    async def _record(self, request: web.Request) -> RecordedRequest:
+        text = await request.text()
+        try:
+            body: Any = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            body = text
+        with self._lock:
+            recorded = RecordedRequest(
+                number=len(self.requests) + 1,
+                method=request.method,
+                path=request.path,
+                headers=dict(request.headers),
+                body=body,
+            )
+            self.requests.append(recorded)
+        return recorded
+
+    async def handle(self, request: web.Request, model: str) -> web.StreamResponse:
+        recorded = await self._record(request)
+        failure: Failure | None = failure_for(self.failures, recorded.number)
+        if failure is not None:
+            if failure.stall_s:
+                await asyncio.sleep(failure.stall_s)
+            if failure.drop:
+                request.transport.close()  # type: ignore[union-attr]
+                # The socket is gone: stop aiohttp from writing a response onto it.
+                raise asyncio.CancelledError()
+            if not failure.answer_after_stall:
+                return self.error_response(failure.status, failure.message, failure.retry_after)
+        if self.api_key is not None and self.presented_key(request) != self.api_key:
+            return self.auth_failure()
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.known_models is not None and model not in self.known_models:
+            return self.error_response(404, self.model_not_found(model))
+        try:
+            if not isinstance(recorded.body, dict):
+                raise ProviderError(400, "request body must be a JSON object")
+            self.check_request(recorded, model)
+        except ProviderError as exc:
+            return self.error_response(exc.status, exc.message)
+        reply = pick_reply(self.script, recorded, self.turn_index(recorded.body))
+        return web.json_response(self.render(reply, recorded, model))
+
+    def auth_failure(self) -> web.Response:
+        return self.error_response(401, None)
+
+    def model_not_found(self, model: str) -> str:
+        return f"model {model} not found"
+
+    @staticmethod
+    def input_estimate(reply: Reply, body: Any) -> int:
+        if reply.input_tokens is not None:
+            return reply.input_tokens
+        return len(json.dumps(body)) // 4 + 1

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harnesses.models import Usage
+from harnesses.models.pricing import PRICES_ENV, cost
+from kernelarena.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def no_price_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+
+
+def test_builtin_price() -> None:
+    # Illustrative default: $5 in / $25 out per million tokens.
+    assert cost("anthropic:claude-opus-4-6", Usage(1_000_000, 200_000)) == pytest.approx(5.0 + 5.0)
+
+
+def test_unknown_model_has_no_cost() -> None:
+    assert cost("openai:never-heard-of-it", Usage(10, 10)) is None
+    assert cost("scripted:reference", Usage(10, 10)) is None
+
+
+def test_litellm_route_falls_back_to_the_providers_id() -> None:
+    assert cost("litellm:anthropic/claude-opus-4-6", Usage(1_000_000, 0)) == pytest.approx(5.0)
+
+
+def test_toml_from_env_extends_and_option_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env_file = tmp_path / "prices.toml"
+    env_file.write_text('[prices."openai:my-finetune"]\ninput_per_mtok = 2\noutput_per_mtok = 8\n')
+    monkeypatch.setenv(PRICES_ENV, str(env_file))
+    assert cost("openai:my-finetune", Usage(500_000, 500_000)) == pytest.approx(1.0 + 4.0)
+    override = tmp_path / "override.toml"
+    override.write_text('[prices."openai:my-finetune"]\ninput_per_mtok = 0\noutput_per_mtok = 1\n')
+    assert cost("openai:my-finetune", Usage(500_000, 500_000), prices_path=override) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [("[prices.broken\n", "not valid TOML"), ('[prices."x:y"]\ninput_per_mtok = "a lot"\n', "numeric")],
+)
+def test_bad_price_file_is_a_config_error(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=fragment):
+        cost("x:y", Usage(1, 1), prices_path=path)
+
+
+def test_missing_price_file_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=PRICES_ENV):
+        cost("x:y", Usage(1, 1), prices_path=tmp_path / "nope.toml")
