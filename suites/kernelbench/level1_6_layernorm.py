@@ -1,0 +1,29 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """LayerNorm over the last dimension with a learned affine transform."""
+
+    def __init__(self, hidden: int, eps: float = 1e-5):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+        # Non-trivial affine parameters, so a solution that ignores them is caught.
+        with torch.no_grad():
+            self.norm.weight.copy_(torch.randn(hidden) * 0.2 + 1.0)
+            self.norm.bias.copy_(torch.randn(hidden) * 0.2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+batch_size = 16384
+hidden = 4096
+
+
+def get_inputs():
+    return [torch.randn(batch_size, hidden) * 3.0 + 0.5]
+
+
+def get_init_inputs():
+    return [hidden]
