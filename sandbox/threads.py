@@ -1,0 +1,42 @@
+"""Blocking work on a dedicated thread, awaited from asyncio.
+
+Streaming a command's output can block for the command's whole run; on the shared default
+executor (a handful of threads) a few long commands would stall every other sandbox call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+
+def run_on_thread(fn: Callable[[], T], name: str = "kernelarena-sandbox") -> asyncio.Future[T]:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def body() -> None:
+        try:
+            result = fn()
+        except BaseException as exc:  # handed to the awaiting task, not swallowed
+            error: BaseException | None = exc
+            result = None
+        else:
+            error = None
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop closed while we ran (interpreter shutdown); nobody awaits
+
+    threading.Thread(target=body, name=name, daemon=True).start()
+    return future
