@@ -1,0 +1,114 @@
+"""The harness plug-in interface: what a third party implements to drive an agent in a trial.
+
+A harness gets a `TrialContext` (an open sandbox holding the task, a model client, the
+transcript, the budget and the rendered prompt), makes the agent write `kernel.py` in the
+sandbox's workspace, and returns a `HarnessResult`. It does not score and does not open or close
+the sandbox: `harnesses.trial.run_trial` does both, so every harness gets the same isolation and
+the same judge. Harnesses register under the entry-point group ``kernelarena.harnesses``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from kernelarena.errors import ConfigError
+from kernelarena.registry import Registry
+
+if TYPE_CHECKING:
+    from harnesses.budget import Budget
+    from harnesses.models.base import ModelClient
+    from harnesses.transcript import Transcript
+    from sandbox import Sandbox
+    from scorer.suites import Suite, Task
+
+KERNEL_FILE = "kernel.py"
+REFERENCE_FILE = "reference.py"
+PROMPT_FILE = "PROMPT.md"
+
+
+@dataclass
+class TrialContext:
+    trial_id: str
+    suite: Suite
+    task: Task
+    model: ModelClient
+    sandbox: Sandbox
+    transcript: Transcript
+    budget: Budget
+    prompt: str
+    device: str = "cpu"
+    """The resolved target device ('cpu' or 'cuda') the kernel is scored on."""
+    prompt_file: str = PROMPT_FILE
+    """The prompt, also written into the workspace (relative to sandbox.workdir)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Harness options from the trial spec (harness_options)."""
+
+
+@dataclass
+class HarnessResult:
+    exit_reason: str
+    """'done', 'no_tool_calls', 'budget:<kind>' or 'error' (a harness may add its own)."""
+    kernel_path: str = KERNEL_FILE
+    """Where the kernel is in the sandbox, relative to its workdir."""
+    detail: str = ""
+
+
+class Harness(ABC):
+    name: ClassVar[str]
+    prompt_template: ClassVar[str] = "generic_v1"
+    """The harnesses/prompts/ template run_trial renders into TrialContext.prompt; the default
+    one tells the agent to use its own tools."""
+
+    def prompt_values(self) -> dict[str, Any]:
+        """Extra `{{field}}` values this harness's prompt template needs (e.g. tool limits)."""
+        return {}
+
+    @abstractmethod
+    async def run(self, ctx: TrialContext) -> HarnessResult:
+        """Drive the agent until it is done or the budget ends it. A model or tool failure is an
+        exit reason, not an exception; only a broken sandbox may raise (SandboxError)."""
+
+
+def _minimal() -> type[Harness]:
+    from harnesses.minimal import MinimalHarness
+
+    return MinimalHarness
+
+
+def _external() -> type[Harness]:
+    from harnesses.external import ExternalCLIHarness
+
+    return ExternalCLIHarness
+
+
+HARNESSES: Registry[type[Harness]] = Registry("harness", group="kernelarena.harnesses")
+HARNESSES.register("minimal", _minimal)
+HARNESSES.register("external", _external)
+
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+
+def parse_options(config_cls: type[ConfigT], harness: str, options: dict[str, Any]) -> ConfigT:
+    """A harness's pydantic config from its options; a bad one is a one-line ConfigError."""
+    try:
+        return config_cls(**options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "options"
+        raise ConfigError(
+            f"bad option for harness '{harness}': {field}: {err['msg']}; allowed: {', '.join(config_cls.model_fields)}"
+        ) from None
+
+
+def get_harness(name: str, **options: Any) -> Harness:
+    """Instantiate a registered harness; options are its constructor's keyword arguments."""
+    cls = HARNESSES.get(name)
+    try:
+        return cls(**options)
+    except TypeError as exc:  # a plug-in's constructor that does not take these options
+        raise ConfigError(f"harness '{name}' does not take options {sorted(options)} ({exc}); check --harness-option") from None

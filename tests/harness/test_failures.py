@@ -1,0 +1,144 @@
+"""How a trial ends when something other than the kernel goes wrong: the model, the scorer, the
+harness, the user (Ctrl-C / SIGTERM). Each leaves a complete transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from harnesses.base import HARNESSES, Harness, HarnessResult, TrialContext
+from harnesses.trial import TrialBroken, run_trial
+from scorer.suites import load_suite
+from tests.fakeproviders.openai_server import FakeOpenAIServer
+from tests.fakeproviders.script import Reply
+from tests.harness.helpers import assert_complete_transcript, craft_transcript, events, spec, trial
+
+REPO = Path(__file__).resolve().parents[2]
+SWISH = load_suite("demo").task("swish").solution
+
+
+# The command announces itself, so the interruption lands while it runs (not while the sandbox
+# is still spawning it, which is the sandbox's own race to handle).
+SLEEPER = "touch running.flag; sleep 60"
+
+
+def wait_until_running(transcript: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if transcript.is_file():
+            for event in events(transcript.parent):
+                payload = event["payload"]
+                if event["type"] == "harness_event" and payload["kind"] == "sandbox_opened":
+                    if (Path(payload["workdir"]) / "running.flag").exists():
+                        return
+        time.sleep(0.1)
+    raise AssertionError(f"the command never started ({transcript})")
+
+
+async def test_model_error_ends_the_loop_with_reason_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "not-the-servers-key")
+    with FakeOpenAIServer(script=[Reply.say("unreachable")]) as server:
+        outcome = await trial(tmp_path, "openai:test-model",
+                              model_options={"base_url": server.base_url, "api_key_env": "FAKE_OPENAI_KEY", "max_retries": 0})
+    assert (outcome.exit_reason, outcome.verdict) == ("error", "no_kernel")
+    evs = assert_complete_transcript(tmp_path)
+    error = next(e["payload"] for e in evs if e["type"] == "error")
+    assert error["source"] == "model" and error["status"] == 401 and error["retryable"] is False
+    assert "not-the-servers-key" not in (tmp_path / "transcript.jsonl").read_text()
+
+
+async def test_a_broken_scorer_is_a_runtime_error_outcome_not_a_crash(tmp_path: Path) -> None:
+    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    out = tmp_path / "trial"
+    outcome = await trial(out, f"replay:{script}", score_timeout_s=0.5)
+    assert outcome.verdict == "runtime_error"
+    assert outcome.error.startswith("scoring failed") and "timed out" in outcome.error
+    evs = assert_complete_transcript(out)
+    assert any(e["type"] == "error" and e["payload"]["source"] == "scorer" for e in evs)
+    assert json.loads((out / "score.json").read_text())["verdict"] == "runtime_error"
+
+
+class CrashingHarness(Harness):
+    name = "crashing-test"
+
+    async def run(self, ctx: TrialContext) -> HarnessResult:
+        await ctx.sandbox.write_file("kernel.py", "# half-written")
+        raise RuntimeError("bug in a plug-in")
+
+
+async def test_a_crashing_harness_is_recorded_then_raised_as_trial_broken(tmp_path: Path) -> None:
+    HARNESSES.register("crashing-test", lambda: CrashingHarness)
+    with pytest.raises(TrialBroken, match="harness 'crashing-test' crashed: RuntimeError: bug in a plug-in"):
+        await trial(tmp_path, "scripted:reference", harness="crashing-test")
+    evs = events(tmp_path)
+    assert [e["seq"] for e in evs] == list(range(len(evs)))
+    error = next(e["payload"] for e in evs if e["type"] == "error")
+    assert error["source"] == "harness" and "Traceback" in error["traceback"]
+    end = evs[-1]
+    assert end["type"] == "trial_end" and "TrialBroken" in end["payload"]["error"]
+
+
+async def test_cancellation_closes_the_sandbox_and_records_the_interruption(tmp_path: Path) -> None:
+    script = craft_transcript(tmp_path / "script.jsonl", [("", [("bash", {"command": SLEEPER})])])
+    out = tmp_path / "trial"
+    task = asyncio.create_task(run_trial(spec(f"replay:{script}"), out))
+    await asyncio.to_thread(wait_until_running, out / "transcript.jsonl")
+    cancelled_at = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - cancelled_at < 20, "cancellation waited for the command instead of killing it"
+    evs = events(out)
+    end = evs[-1]["payload"]
+    assert evs[-1]["type"] == "trial_end" and end["interrupted"] is True and end["exit_reason"] == "interrupted"
+    workdir = next(e["payload"]["workdir"] for e in evs if e["type"] == "harness_event" and e["payload"]["kind"] == "sandbox_opened")
+    assert not Path(workdir).exists()
+
+
+def test_sigterm_to_kernelarena_run_ends_the_trial_cleanly(tmp_path: Path) -> None:
+    script = craft_transcript(tmp_path / "script.jsonl", [("", [("bash", {"command": SLEEPER})])])
+    out = tmp_path / "trial"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator.cli", "run", "--suite", "demo", "--task", "swish", "--model", f"replay:{script}",
+         "--sandbox", "process", "--device", "cpu", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+    )
+    try:
+        wait_until_running(out / "transcript.jsonl")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "interrupted by SIGTERM" in stderr
+    end = events(out)[-1]
+    assert end["type"] == "trial_end" and end["payload"]["interrupted"] is True
+
+
+async def test_score_slot_is_held_only_around_scoring(tmp_path: Path) -> None:
+    held: list[str] = []
+
+    @asynccontextmanager
+    async def slot() -> AsyncIterator[str]:
+        held.append("enter")
+        # The agent is done and kernel.py is already out when the slot is taken.
+        assert (tmp_path / "kernel.py").is_file()
+        yield "cpu"
+        held.append("exit")
+
+    outcome = await run_trial(spec("scripted:broken"), tmp_path, score_slot=slot)
+    assert outcome.verdict == "compile_error"
+    assert held == ["enter", "exit"]
+    evs = assert_complete_transcript(tmp_path)
+    assert any(e["type"] == "harness_event" and e["payload"] == {"kind": "score_slot", "device": "cpu"} for e in evs)
