@@ -1,0 +1,112 @@
+"""Compares kernel outputs with reference outputs under a suite's correctness rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+@dataclass(frozen=True)
+class Rule:
+    rtol: float
+    atol: float
+    exact: bool
+
+    def describe(self) -> str:
+        return "exact" if self.exact else f"allclose(rtol={self.rtol:g}, atol={self.atol:g})"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ok: bool
+    reason: str = ""
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    mismatch_fraction: float = 0.0
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    t = t.contiguous()
+    if t.dtype == torch.bool:
+        return t
+    return t.view(_INT_VIEW[t.element_size()]) if t.is_floating_point() or t.is_complex() else t
+
+
+def _working(t: torch.Tensor) -> torch.Tensor:
+    # Native float32/float64 arithmetic is exact enough for allclose and error figures and
+    # avoids a float64 copy of every large output; narrower types are widened.
+    if t.dtype in (torch.float32, torch.float64):
+        return t
+    return t.float() if t.is_floating_point() else t.double()
+
+
+def _compare_tensor(out: torch.Tensor, exp: torch.Tensor, rule: Rule, where: str) -> Comparison:
+    if out.shape != exp.shape:
+        return Comparison(False, f"{where}: shape {tuple(out.shape)} != expected {tuple(exp.shape)}", float("inf"), float("inf"), 1.0)
+    if out.dtype != exp.dtype:
+        return Comparison(False, f"{where}: dtype {out.dtype} != expected {exp.dtype}", float("inf"), float("inf"), 1.0)
+    if out.numel() == 0:
+        return Comparison(True)
+    if out.is_complex():
+        out, exp = torch.view_as_real(out), torch.view_as_real(exp)
+    o, e = _working(out), _working(exp)
+    if rule.exact:
+        mismatches = int((_bits(out) != _bits(exp)).sum())
+    else:
+        mismatches = out.numel() - int(torch.isclose(o, e, rtol=rule.rtol, atol=rule.atol, equal_nan=True).sum())
+    mismatch_fraction = mismatches / out.numel()
+    max_abs, max_rel = _errors(o, e, rule.atol)
+    if mismatches == 0:
+        return Comparison(True, "", max_abs, max_rel, 0.0)
+    n_nan = int(torch.isnan(o).sum()) if o.is_floating_point() else 0
+    extra = f", {n_nan} NaN in output" if n_nan else ""
+    reason = (f"{where}: {mismatch_fraction:.2%} of elements outside {rule.describe()} "
+              f"(max abs error {max_abs:.3g}, max rel error {max_rel:.3g}{extra})")
+    return Comparison(False, reason, max_abs, max_rel, mismatch_fraction)
+
+
+def _errors(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[float, float]:
+    """Max absolute error, and max relative error taken against max(|expected|, atol) so that
+    near-zero expected values do not turn a negligible difference into an astronomic ratio."""
+    diff = (o - e).abs()
+    finite = torch.isfinite(diff)
+    if not bool(finite.all()):
+        # A non-finite difference is fine only where both sides hold the same Inf or both NaN.
+        same = (o == e) | (torch.isnan(o) & torch.isnan(e))
+        if bool((~finite & ~same).any()):
+            return float("inf"), float("inf")
+        diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype))
+    floor = atol if atol > 0 else torch.finfo(diff.dtype).tiny
+    rel = diff / e.abs().nan_to_num(posinf=0.0).clamp_min(floor)
+    return float(diff.max()), float(rel.max())
+
+
+def compare_outputs(outputs: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], rule: Rule) -> Comparison:
+    if len(outputs) != len(expected):
+        return Comparison(False, f"{len(outputs)} outputs, expected {len(expected)}", float("inf"), float("inf"), 1.0)
+    results = [_compare_tensor(o, e, rule, f"output {i}") for i, (o, e) in enumerate(zip(outputs, expected))]
+    bad = [r for r in results if not r.ok]
+    return Comparison(
+        ok=not bad,
+        reason="; ".join(r.reason for r in bad),
+        max_abs_error=max((r.max_abs_error for r in results), default=0.0),
+        max_rel_error=max((r.max_rel_error for r in results), default=0.0),
+        mismatch_fraction=max((r.mismatch_fraction for r in results), default=0.0),
+    )
+
+
+def first_difference(a: torch.Tensor, b: torch.Tensor) -> tuple[float, tuple[int, ...]] | None:
+    """Largest bitwise difference between two same-shaped outputs (None when bit-identical)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return float("inf"), ()
+    differ = _bits(a) != _bits(b)
+    if not bool(differ.any()):
+        return None
+    diff = torch.where(differ, (a.double() - b.double()).abs().nan_to_num(nan=float("inf")), torch.zeros((), dtype=torch.float64))
+    flat = int(diff.argmax())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape)) if a.dim() else ()
+    return float(diff.max()), index

@@ -1,0 +1,58 @@
+"""What the score was measured on: GPU, driver, library versions (collected in the reference worker)."""
+
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+SCORER_VERSION = "0.1.0"
+
+
+def _driver_version() -> str | None:
+    proc_file = Path("/proc/driver/nvidia/version")
+    if proc_file.is_file():
+        match = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", proc_file.read_text(errors="replace"))
+        if match:
+            return match.group(1)
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _triton_version() -> str | None:
+    try:
+        import triton
+    except ImportError:
+        return None
+    return str(triton.__version__)
+
+
+def collect_environment(device: torch.device) -> dict[str, Any]:
+    gpu = gpu_uuid = None
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        gpu = props.name
+        gpu_uuid = str(getattr(props, "uuid", "")) or None
+    return {
+        "gpu": gpu,
+        "gpu_uuid": gpu_uuid,
+        "driver": _driver_version() if device.type == "cuda" else None,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": getattr(torch.version, "hip", None),
+        "triton": _triton_version(),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()}-{platform.machine()}",
+        "cpu": platform.processor() or None,
+        "scorer_version": SCORER_VERSION,
+        "executable": sys.executable,
+    }

@@ -1,0 +1,143 @@
+"""Judge-side evaluation of what the kernel worker returned, against the reference it never saw."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from scorer import dynamic_checks
+from scorer.catalog import Finding
+from scorer.compare import Comparison, Rule, compare_outputs, first_difference
+from scorer.score import CorrectnessResult
+
+
+@dataclass
+class ReferenceSet:
+    inputs: list[Any]
+    outputs: list[torch.Tensor]
+    outputs_fp64: list[torch.Tensor] | None = None
+
+
+@dataclass
+class ReferenceData:
+    init_inputs: list[Any]
+    state_dict: dict[str, torch.Tensor]
+    sets: list[ReferenceSet]
+    alt: list[dict[str, Any]]  # {init_inputs, state_dict, sets: [ReferenceSet]}
+    environment: dict[str, Any]
+
+
+@dataclass
+class CorrectnessOutcome:
+    result: CorrectnessResult
+    failure: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _as_tensors(outputs: Any) -> list[torch.Tensor] | None:
+    if isinstance(outputs, list) and all(isinstance(t, torch.Tensor) for t in outputs):
+        return outputs
+    return None
+
+
+def _check(outputs: Any, ref: ReferenceSet, devices: list[str], device_type: str, rule: Rule) -> Comparison:
+    tensors = _as_tensors(outputs)
+    if tensors is None:
+        return Comparison(False, "no outputs returned", float("inf"), float("inf"), 1.0)
+    wrong_device = [d for d in devices if torch.device(d).type != device_type]
+    if wrong_device:
+        return Comparison(False, f"outputs on {wrong_device[0]}, expected on {device_type}", 0.0, 0.0, 0.0)
+    return compare_outputs(tensors, ref.outputs, rule)
+
+
+def _first_tensor(outputs: Any) -> torch.Tensor | None:
+    tensors = _as_tensors(outputs)
+    return tensors[0] if tensors else None
+
+
+def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], outputs: dict[str, Any],
+                         device_type: str, rule: Rule, task_dtype: str | None) -> CorrectnessOutcome:
+    by_trial = {c["trial"]: c for c in calls}
+    findings = [Finding(**f) for c in calls for f in c.get("findings", [])]
+    comparisons: list[Comparison] = []
+    failure = None
+    for i, expected in enumerate(ref.sets):
+        trial = f"seed-{i}"
+        cmp = _check(outputs.get(trial), expected, by_trial.get(trial, {}).get("devices", []), device_type, rule)
+        comparisons.append(cmp)
+        if not cmp.ok:
+            failure = failure or f"trial {trial}: {cmp.reason}"
+            tensor = _first_tensor(outputs.get(trial))
+            if tensor is not None:
+                findings += dynamic_checks.explain_mismatch(tensor, expected.outputs[0], expected.inputs)
+    passed = sum(c.ok for c in comparisons)
+    result = CorrectnessResult(
+        trials=len(comparisons), passed=passed,
+        max_abs_error=max((c.max_abs_error for c in comparisons), default=None),
+        max_rel_error=max((c.max_rel_error for c in comparisons), default=None),
+        mismatch_fraction=max((c.mismatch_fraction for c in comparisons), default=None),
+        rule=rule.describe(),
+    )
+    findings += _mutation_findings(calls)
+    if failure is None:
+        findings += _extra_trial_findings(ref, by_trial, outputs, device_type, rule)
+        findings += _precision(ref, outputs, task_dtype)
+        firsts = [_first_tensor(outputs.get(f"seed-{i}")) for i in range(len(ref.sets))]
+        findings += dynamic_checks.constant_output_findings([t for t in firsts if t is not None])
+    return CorrectnessOutcome(result, failure, findings)
+
+
+def _mutation_findings(calls: list[dict[str, Any]]) -> list[Finding]:
+    for call in calls:
+        if call.get("mutated"):
+            return [Finding("input-mutation", f"forward() changed input(s) {call['mutated']} during trial '{call['trial']}' (hash before != after)")]
+    return []
+
+
+def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]], outputs: dict[str, Any],
+                          device_type: str, rule: Rule) -> list[Finding]:
+    findings: list[Finding] = []
+    first, repeat = _first_tensor(outputs.get("seed-0")), _first_tensor(outputs.get("repeat-0"))
+    if first is not None and repeat is not None:
+        diff = first_difference(first, repeat)
+        if diff is not None:
+            findings.append(Finding("shared-memory-overflow",
+                                    f"same inputs twice gave different outputs: max diff {diff[0]:.3g} at index {list(diff[1])}"))
+    if "refill-0-with-1" in by_trial and len(ref.sets) > 1:
+        cmp = _check(outputs.get("refill-0-with-1"), ref.sets[1], by_trial["refill-0-with-1"].get("devices", []), device_type, rule)
+        if not cmp.ok:
+            findings.append(Finding("caching-memoization",
+                                    f"wrong after its input buffers were refilled in place with new data: {cmp.reason}"))
+    for j, alt in enumerate(ref.alt):
+        call = by_trial.get(f"alt-{j}", {})
+        if call.get("error"):
+            findings.append(Finding("shape-specialization", f"failed on alternative shape {alt['shape']}: {call['error'][-600:]}"))
+            continue
+        cmp = _check(outputs.get(f"alt-{j}"), alt["sets"][0], call.get("devices", []), device_type, rule)
+        if not cmp.ok:
+            findings.append(Finding("shape-specialization", f"correct on the task's shapes, wrong on {alt['shape']}: {cmp.reason}"))
+    return findings
+
+
+def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | None) -> list[Finding]:
+    seen: dict[str, Finding] = {}
+    for i, expected in enumerate(ref.sets):
+        got = _as_tensors(outputs.get(f"seed-{i}"))
+        if expected.outputs_fp64 is None or got is None:
+            continue
+        for out, exp64, exp in zip(got, expected.outputs_fp64, expected.outputs):
+            for f in dynamic_checks.precision_findings(out, exp64, exp, task_dtype):
+                seen.setdefault(f.pattern, f)
+    return list(seen.values())
+
+
+def timed_output_findings(kept: dict[int, Any], ref: ReferenceData, n_sets: int, rule: Rule) -> list[Finding]:
+    for rep, outputs in sorted(kept.items()):
+        tensors = _as_tensors(outputs)
+        cmp = compare_outputs(tensors, ref.sets[rep % n_sets].outputs, rule) if tensors is not None else None
+        if cmp is None or not cmp.ok:
+            reason = cmp.reason if cmp is not None else "no output returned"
+            return [Finding("caching-memoization", f"timed output differs: repetition {rep}: {reason}")]
+    return []

@@ -1,0 +1,34 @@
+"""An exclusive per-GPU lock held while timing, so concurrent scorers never time on one GPU at once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
+
+
+def lock_path(gpu_key: str) -> Path:
+    base = Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", gpu_key) or "gpu"
+    return base / f"kernelarena-{safe}.lock"
+
+
+@contextmanager
+def hold_gpu(gpu_key: str | None) -> Iterator[None]:
+    """Blocks until the lock for `gpu_key` is free; None (CPU runs) locks nothing."""
+    if gpu_key is None:
+        yield
+        return
+    with open(lock_path(gpu_key), "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,111 @@
+"""The Score: one kernel's verdict, evidence, correctness and timing figures, and environment.
+
+Serialised to `score.json` (versioned by `SCORE_VERSION`), written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+SCORE_VERSION = 1
+
+Verdict = Literal["passed", "incorrect", "compile_error", "runtime_error", "timeout", "hack_detected", "no_kernel"]
+VERDICTS: tuple[str, ...] = ("passed", "incorrect", "compile_error", "runtime_error", "timeout", "hack_detected", "no_kernel")
+
+
+@dataclass
+class CorrectnessResult:
+    trials: int = 0
+    passed: int = 0
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    mismatch_fraction: float | None = None
+    rule: str = ""
+
+
+@dataclass
+class TimingResult:
+    device: str = ""
+    timer: str = ""
+    baseline_ms: float | None = None
+    kernel_ms: float | None = None
+    speedup: float | None = None
+    repetitions: int = 0
+    baseline_spread: float | None = None
+    kernel_spread: float | None = None
+    baseline_times_ms: list[float] = field(default_factory=list)
+    kernel_times_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Score:
+    suite: str
+    task: str
+    verdict: str
+    kernel_sha256: str | None = None
+    error: str | None = None
+    hacks: list[dict[str, str]] = field(default_factory=list)
+    flags: list[dict[str, str]] = field(default_factory=list)
+    correctness: CorrectnessResult | None = None
+    timing: TimingResult | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    durations_s: dict[str, float] = field(default_factory=dict)
+    schema_version: int = SCORE_VERSION
+
+    @property
+    def speedup(self) -> float | None:
+        return self.timing.speedup if self.timing else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Score":
+        version = data.get("schema_version")
+        if version != SCORE_VERSION:
+            raise ValueError(f"score schema_version {version!r} is not {SCORE_VERSION}; rescore with this scorer")
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if kwargs.get("correctness") is not None:
+            kwargs["correctness"] = CorrectnessResult(**kwargs["correctness"])
+        if kwargs.get("timing") is not None:
+            kwargs["timing"] = TimingResult(**kwargs["timing"])
+        return cls(**kwargs)
+
+    def to_json(self) -> str:
+        # NaN/Inf are not JSON; an unbounded error is written as null by `_finite`.
+        return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False)
+
+    def write(self, path: Path) -> None:
+        """Atomic: readers see the old file or the whole new one, never a torn write."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(self.to_json() + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def read(cls, path: Path) -> "Score":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj

@@ -1,0 +1,87 @@
+"""Entry point of a scorer child process: `python -m scorer.worker --role reference|kernel`.
+
+The judge talks to it over two dedicated pipe fds (`--in-fd`, `--out-fd`); fds 1 and 2 are a log
+file the judge keeps the tail of, so nothing a kernel prints can corrupt the channel. The worker
+answers one reply frame per request frame until it gets `exit` (or dies).
+"""
+
+from __future__ import annotations
+
+# The clock is captured before anything else is imported or loaded, so later patches by a
+# kernel cannot reach the callables the timer uses.
+from scorer.timing import capture_clock
+
+_CLOCK = capture_clock()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+from scorer.protocol import recv_frame, send_frame  # noqa: E402
+
+Handler = Callable[[dict[str, Any], Any], tuple[dict[str, Any], Any]]
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m scorer.worker")
+    parser.add_argument("--role", choices=("reference", "kernel"), required=True)
+    parser.add_argument("--in-fd", type=int, required=True)
+    parser.add_argument("--out-fd", type=int, required=True)
+    return parser.parse_args(argv)
+
+
+def _role_handlers(role: str) -> dict[str, Handler]:
+    if role == "reference":
+        from scorer.reference_role import ReferenceRole
+
+        ref = ReferenceRole(_CLOCK)
+        return {"prepare": ref.prepare, "time": ref.time}
+    from scorer.kernel_role import KernelRole
+
+    ker = KernelRole(_CLOCK)
+    return {"load": ker.load, "correctness": ker.correctness, "time": ker.time}
+
+
+def serve(role: str, in_fd: int, out_fd: int) -> int:
+    handlers = _role_handlers(role)
+    # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
+    os.set_inheritable(in_fd, False)
+    os.set_inheritable(out_fd, False)
+    while True:
+        frame = recv_frame(in_fd)
+        op = frame.header.get("op")
+        if op == "exit":
+            return 0
+        if op == "ping":
+            # Answered once imports are done, so the judge can tell start-up cost from work.
+            send_frame(out_fd, {"ok": True, "worker_s": 0.0})
+            continue
+        handler = handlers.get(str(op))
+        if handler is None:
+            send_frame(out_fd, {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"})
+            continue
+        started = _CLOCK.perf_counter()
+        try:
+            header, payload = handler(frame.header, frame.payload)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            send_frame(out_fd, {"ok": False, "kind": "runtime_error",
+                                "error": f"kernel exited the process with code {code} (sys.exit)"})
+            return 0
+        except BaseException as exc:  # a worker bug still answers, so the judge can report it
+            send_frame(out_fd, {"ok": False, "kind": "worker_error",
+                                "error": "".join(traceback.format_exception(exc))[-4000:]})
+            continue
+        header["worker_s"] = _CLOCK.perf_counter() - started
+        send_frame(out_fd, header, payload)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    return serve(args.role, args.in_fd, args.out_fd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Spawns and drives one worker child process; turns every way it can end into a typed failure.
+
+The child gets a fresh working directory, its own Triton/extension caches and an environment
+fixed before it starts; it runs in its own process group so a timeout kills it and anything it
+spawned. A child that dies, hangs or scribbles on the channel raises `WorkerFailure` (a result
+for the judge to classify), never a hang or a crash of the judge.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, recv_frame, send_frame, set_nonblocking, widen_pipe
+
+SCORER_ROOT = Path(__file__).resolve().parent.parent
+_SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+_EXIT_GRACE_S = 5.0  # how long a worker that closed its channel may take to exit
+LOG_TAIL_BYTES = 4000
+
+
+class WorkerFailure(Exception):
+    """The worker did not answer: `kind` is 'timeout', 'crash' (died) or 'protocol'."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class WorkerDirs:
+    workdir: Path
+    log_path: Path
+
+    @classmethod
+    def create(cls, base: Path, role: str) -> "WorkerDirs":
+        workdir = base / role
+        for sub in ("triton_cache", "torch_extensions", "tmp"):
+            (workdir / sub).mkdir(parents=True, exist_ok=True)
+        return cls(workdir, base / f"{role}.log")
+
+
+def child_environment(dirs: WorkerDirs) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+    env.update(
+        TORCH_EXTENSIONS_DIR=str(dirs.workdir / "torch_extensions"),
+        TRITON_CACHE_DIR=str(dirs.workdir / "triton_cache"),
+        TMPDIR=str(dirs.workdir / "tmp"),
+        PYTHONPATH=os.pathsep.join([str(SCORER_ROOT)] + [p for p in [env.get("PYTHONPATH", "")] if p]),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONFAULTHANDLER="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def describe_exit(returncode: int, timed_out: bool) -> tuple[str, str]:
+    """(kind, text) for a worker that ended without answering."""
+    if timed_out:
+        return "timeout", "killed after the time limit"
+    if returncode < 0:
+        sig = -returncode
+        if sig in (signal.SIGSEGV, signal.SIGBUS):
+            return "crash", f"segfault ({signal.Signals(sig).name})"
+        if sig == signal.SIGKILL:
+            return "crash", "killed by SIGKILL (out of memory)"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return "crash", f"killed by signal {name}"
+    return "crash", f"kernel exited the process with code {returncode}"
+
+
+def _memory_limiter(limit_bytes: int | None):
+    if not limit_bytes:
+        return None
+
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return apply
+
+
+class WorkerProcess:
+    def __init__(self, role: str, dirs: WorkerDirs, memory_limit_bytes: int | None = None) -> None:
+        self.role = role
+        self.dirs = dirs
+        self.memory_limit_bytes = memory_limit_bytes
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.to_child = self.from_child = -1
+        self.timed_out = False
+
+    def __enter__(self) -> "WorkerProcess":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def start(self) -> None:
+        child_in, self.to_child = os.pipe()
+        self.from_child, child_out = os.pipe()
+        set_nonblocking(self.to_child)
+        widen_pipe(self.to_child)
+        widen_pipe(self.from_child)
+        cmd = [sys.executable, "-m", "scorer.worker", "--role", self.role,
+               "--in-fd", str(child_in), "--out-fd", str(child_out)]
+        try:
+            with open(self.dirs.log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    cwd=self.dirs.workdir, env=child_environment(self.dirs), pass_fds=(child_in, child_out),
+                    start_new_session=True, preexec_fn=_memory_limiter(self.memory_limit_bytes),
+                )
+        finally:
+            os.close(child_in)
+            os.close(child_out)
+
+    def request(self, header: dict[str, Any], payload: Any, timeout_s: float) -> Frame:
+        """Sends one request and waits for its reply; the whole exchange shares `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            send_frame(self.to_child, header, payload, deadline)
+            return recv_frame(self.from_child, deadline)
+        except ChannelTimeout:
+            self.kill(timed_out=True)
+            raise WorkerFailure("timeout", f"{header.get('op')} took longer than {timeout_s:g} s") from None
+        except ChannelClosed:
+            kind, text = describe_exit(self._wait_exit(), self.timed_out)
+            raise WorkerFailure(kind, text) from None
+        except ProtocolViolation as exc:
+            self.kill()
+            raise WorkerFailure("protocol", f"the worker broke the scorer protocol: {exc}") from None
+
+    def _wait_exit(self) -> int:
+        assert self.proc is not None
+        try:
+            return self.proc.wait(timeout=_EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            # Closed its channel but kept running: treat as a hang.
+            self.kill(timed_out=True)
+            return self.proc.wait()
+
+    def kill(self, timed_out: bool = False) -> None:
+        self.timed_out = self.timed_out or timed_out
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self) -> None:
+        """Kills the worker's whole process group: nothing it holds is worth a graceful
+        interpreter shutdown (seconds with torch loaded), and a kernel's leftovers die with it."""
+        try:
+            if self.proc is not None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                self.proc.wait()
+        finally:
+            for fd in (self.to_child, self.from_child):
+                if fd >= 0:
+                    os.close(fd)
+            self.to_child = self.from_child = -1
+
+    def log_tail(self, limit: int = LOG_TAIL_BYTES) -> str:
+        try:
+            data = self.dirs.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", errors="replace")

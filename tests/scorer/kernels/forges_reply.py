@@ -1,0 +1,16 @@
+"""Writes a well-framed but ill-formed reply into the scorer's channel, then hangs."""
+import json
+import os
+import struct
+import sys
+import time
+
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out_fd = int(sys.argv[sys.argv.index("--out-fd") + 1])
+        header = json.dumps({"ok": True, "calls": 42, "findings": "none"}).encode()
+        os.write(out_fd, struct.pack(">IQ", len(header), 0) + header)
+        time.sleep(3600)

@@ -1,0 +1,6 @@
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x *

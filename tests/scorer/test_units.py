@@ -1,0 +1,166 @@
+"""Pure pieces: frames, comparison, suite arithmetic, Score serialisation, the timer."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import pickle
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from scorer import protocol
+from scorer.aggregate import KernelResult, summarize
+from scorer.compare import Rule, compare_outputs, first_difference
+from scorer.score import Score, TimingResult
+from scorer.timing import TimingPlan, capture_clock, median_and_spread, time_forward
+
+ALLCLOSE = Rule(1e-3, 1e-3, False)
+EXACT = Rule(0, 0, True)
+
+
+def test_frame_round_trip_with_tensors() -> None:
+    r, w = os.pipe()
+    payload = {"x": [torch.arange(6.0).reshape(2, 3)], "n": 3}
+    protocol.send_frame(w, {"op": "run", "k": [1, 2]}, payload)
+    frame = protocol.recv_frame(r, time.monotonic() + 5)
+    assert frame.header == {"op": "run", "k": [1, 2]}
+    assert torch.equal(frame.payload["x"][0], payload["x"][0]) and frame.payload["n"] == 3
+    os.close(r), os.close(w)
+
+
+class _Evil:
+    def __reduce__(self) -> tuple[object, ...]:
+        return (print, ("pwned",))
+
+
+def test_payload_that_would_run_code_is_refused() -> None:
+    buf = io.BytesIO()
+    torch.save({"x": _Evil()}, buf, pickle_module=pickle)
+    with pytest.raises(protocol.ProtocolViolation):
+        protocol.decode_payload(buf.getvalue())
+
+
+def test_read_times_out_and_detects_close() -> None:
+    r, w = os.pipe()
+    with pytest.raises(protocol.ChannelTimeout):
+        protocol.recv_frame(r, time.monotonic() + 0.2)
+    os.close(w)
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.recv_frame(r, time.monotonic() + 1)
+    os.close(r)
+
+
+def test_garbage_frame_is_a_protocol_violation() -> None:
+    r, w = os.pipe()
+    os.write(w, b"\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00not{j")
+    with pytest.raises(protocol.ProtocolViolation):
+        protocol.recv_frame(r, time.monotonic() + 1)
+    os.close(r), os.close(w)
+
+
+def test_compare_allclose_exact_shape_dtype_nan() -> None:
+    e = torch.ones(4, 4)
+    assert compare_outputs([e + 5e-4], [e], ALLCLOSE).ok
+    near = compare_outputs([e + 5e-4], [e], EXACT)
+    assert not near.ok and near.mismatch_fraction == 1.0
+    assert "shape" in compare_outputs([torch.ones(4, 5)], [e], ALLCLOSE).reason
+    assert "dtype" in compare_outputs([e.double()], [e], ALLCLOSE).reason
+    poisoned = e.clone()
+    poisoned[0, 0] = float("nan")
+    res = compare_outputs([poisoned], [e], ALLCLOSE)
+    assert not res.ok and math.isinf(res.max_abs_error) and "1 NaN" in res.reason
+    assert compare_outputs([torch.tensor([float("inf")])], [torch.tensor([float("inf")])], ALLCLOSE).ok
+    assert not compare_outputs([e], [e, e], ALLCLOSE).ok
+
+
+def test_compare_reports_errors() -> None:
+    res = compare_outputs([torch.tensor([1.0, 2.5])], [torch.tensor([1.0, 2.0])], ALLCLOSE)
+    assert res.max_abs_error == pytest.approx(0.5) and res.max_rel_error == pytest.approx(0.25)
+    assert res.mismatch_fraction == pytest.approx(0.5)
+
+
+def test_first_difference() -> None:
+    a = torch.zeros(3, 3)
+    b = a.clone()
+    assert first_difference(a, b) is None
+    b[2, 1] = 0.25
+    assert first_difference(a, b) == (0.25, (2, 1))
+
+
+def test_suite_arithmetic_counts_failures_as_zero() -> None:
+    results = [KernelResult("a", "passed", 2.0), KernelResult("b", "passed", 0.5),
+               KernelResult("c", "incorrect", 9.0), KernelResult("d", "passed", 4.0)]
+    s = summarize(results)
+    assert s.solved == 3 and s.pass_rate == 0.75
+    assert s.mean_speedup == pytest.approx(6.5 / 4)
+    assert s.median_speedup == pytest.approx(1.25)
+    assert s.score == pytest.approx(6.5 / 4 * 1.25 * 0.75)
+    assert s.geomean_speedup == pytest.approx((2.0 * 0.5 * 4.0) ** (1 / 3))
+    assert s.fast_p == 0.5
+    assert summarize([]).score == 0.0
+
+
+def test_score_round_trip_and_atomic_write(tmp_path: Path) -> None:
+    score = Score(suite="demo", task="swish", verdict="passed",
+                  timing=TimingResult(device="cpu", timer="cpu/perf_counter", baseline_ms=1.0, kernel_ms=0.5, speedup=2.0,
+                                      kernel_times_ms=[0.123456789012345]))
+    path = tmp_path / "score.json"
+    score.write(path)
+    back = Score.read(path)
+    assert back == score and back.timing is not None
+    assert back.timing.kernel_times_ms == [0.123456789012345]  # raw times are not rounded
+    assert [p.name for p in tmp_path.iterdir()] == ["score.json"]
+    data = json.loads(path.read_text())
+    data["schema_version"] = 99
+    with pytest.raises(ValueError, match="schema_version"):
+        Score.from_dict(data)
+
+
+def test_infinite_errors_serialise_as_null(tmp_path: Path) -> None:
+    from scorer.score import CorrectnessResult
+
+    score = Score(suite="s", task="t", verdict="incorrect", correctness=CorrectnessResult(1, 0, float("inf"), float("nan"), 1.0, "exact"))
+    data = json.loads(score.to_json())
+    assert data["correctness"]["max_abs_error"] is None and data["correctness"]["max_rel_error"] is None
+
+
+def test_timer_uses_clock_captured_before_patching(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = capture_clock()
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # what a kernel could do after import
+    calls: list[int] = []
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        time.sleep(0.002)
+        return x * 2
+
+    sets = [[torch.full((4,), float(i))] for i in range(3)]
+    run = time_forward(fn, sets, TimingPlan(warmup=2, repetitions=7, flush_l2=True, keep_reps=(4,)),
+                       torch.device("cpu"), clock)
+    assert len(calls) == 9 and len(run.times_ms) == 7 and run.timer == "cpu/perf_counter"
+    assert all(t >= 1.5 for t in run.times_ms)  # real sleeps measured despite the patch
+    assert torch.equal(run.kept_outputs[4], sets[4 % 3][0] * 2)
+
+
+def test_median_and_spread() -> None:
+    med, spread = median_and_spread([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert med == 3.0 and spread == pytest.approx((4.0 - 2.0) / 3.0)
+
+
+def test_gpu_lock_is_exclusive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, lock_path
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+    with hold_gpu("GPU-1234"):
+        with open(lock_path("GPU-1234"), "a+") as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with open(lock_path("GPU-1234"), "a+") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released after the block
