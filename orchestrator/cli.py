@@ -11,6 +11,7 @@ import sys
 import typer
 
 from kernelarena.errors import UserError
+from kernelarena.logs import configure as configure_logging
 from orchestrator.commands import hacks, scoring, sandbox_cmds, suites_cmds, sweep_cmds, trial_cmds
 from scorer.errors import ScorerUserError
 
@@ -27,6 +28,8 @@ for module in (scoring, hacks, suites_cmds, sandbox_cmds, trial_cmds, sweep_cmds
 
 
 def main() -> None:
+    # Before any command runs: unconfigured structlog would print to stdout and corrupt --json.
+    configure_logging(level="WARNING")
     try:
         app()
     except (UserError, ScorerUserError) as exc:

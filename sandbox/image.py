@@ -39,12 +39,12 @@ def build_image(*, force: bool = False, tag: str = DEFAULT_TAG) -> None:
     """Runs the offline build (a no-op when `tag` exists and not `force`); its progress goes
     to stderr. Raises UserError with the script's last words when it fails."""
     existing = None if force else image_recipe(tag)
-    if existing is not None:
-        if existing and existing != recipe_hash():
-            log.warning("sandbox_image_outdated", tag=tag,
-                        fix="kernelarena sandbox build-image --force")
+    if existing is not None and existing == recipe_hash():
         log.info("sandbox_image_present", tag=tag)
         return
+    if existing is not None:
+        # Built by another recipe: the script rebuilds it from the cached rootfs.
+        log.info("sandbox_image_outdated", tag=tag)
     argv = ["bash", str(BUILD_SCRIPT), "--tag", tag] + (["--force"] if force else [])
     last = ""
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:

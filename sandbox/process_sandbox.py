@@ -227,6 +227,11 @@ class ProcessSandbox(Sandbox):
                 stderr=asyncio.subprocess.PIPE, cwd=workdir, env={**self._environment(env), **dict([tag.split("=", 1)])},
                 start_new_session=True, preexec_fn=setup, close_fds=True,
             )
+        except asyncio.CancelledError:
+            # Cancelled while asyncio was still wiring the pipes: the child may already run,
+            # and without its pid only its tag finds it (and the `timeout` grandchildren).
+            _kill_tagged(tag)
+            raise
         except FileNotFoundError as exc:
             if not Path(workdir).is_dir():
                 return self._spawn_failure(f"cwd {cwd} does not exist in the sandbox", started, out, err)

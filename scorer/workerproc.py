@@ -87,7 +87,11 @@ def _memory_limiter(limit_bytes: int | None):
     def apply() -> None:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+        # Only the soft limit, and never above the hard one: inside a sandbox that already caps
+        # memory lower, raising the hard limit fails and the worker would not start at all.
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
     return apply
 

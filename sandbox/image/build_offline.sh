@@ -37,9 +37,15 @@ die() { say "$*"; exit 1; }
 command -v docker >/dev/null || die "docker CLI not found; run: bash scripts/docker_up.sh"
 docker info >/dev/null 2>&1 || die "no Docker daemon answers; run: bash scripts/docker_up.sh"
 
+# An image built by an older recipe is rebuilt (from the cached rootfs): a stale image would
+# silently lack what a newer checkout expects of it.
+RECIPE=$(sha256sum <"$0" | cut -c1-16)
 if [ "$FORCE" -eq 0 ] && docker image inspect "$TAG" >/dev/null 2>&1; then
-  say "$TAG already exists (use --force to rebuild)"
-  exit 0
+  if [ "$(docker image inspect -f '{{index .Config.Labels "kernelarena.recipe"}}' "$TAG" 2>/dev/null)" = "$RECIPE" ]; then
+    say "$TAG already exists (use --force to rebuild)"
+    exit 0
+  fi
+  say "$TAG was built by another recipe; rebuilding"
 fi
 
 [ "$(id -u)" -eq 0 ] || die "debootstrap and chroot need root; run as root (sudo) or build sandbox/image/Dockerfile"
@@ -106,9 +112,10 @@ grep -q "^kernelarena:" "$ROOTFS/etc/passwd" \
 grep -q "^kernelarena:" "$ROOTFS/etc/shadow" \
   || echo "kernelarena:!:19000:0:99999:7:::" >>"$ROOTFS/etc/shadow"
 mkdir -p "$ROOTFS/workspace" "$ROOTFS/opt/kernelarena"
+# Agents type `python`; bookworm only ships `python3`.
+ln -sf python3 "$ROOTFS/usr/bin/python"
 chown "$UID_:$UID_" "$ROOTFS/workspace"
 
-RECIPE=$(sha256sum <"$0" | cut -c1-16)
 OLD_ID=$(docker image inspect -f '{{.Id}}' "$TAG" 2>/dev/null || true)
 say "docker import -> $TAG"
 tar --numeric-owner -C "$ROOTFS" -c . | docker import \
