@@ -1,7 +1,122 @@
-"""Placeholder until its issue lands: registers no commands yet."""
+"""`kernelarena sweep`, `leaderboard` and `replay`.
+
+The orchestrator modules are imported inside the commands so `kernelarena --help` and the other
+areas' commands do not pay for (or break on) the sweep machinery's imports.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from kernelarena.errors import UserError
+
+FORMATS = ("table", "json", "md", "html")
+# The summary table has 14 columns; squeezed into 80 it becomes unreadable ellipses.
+MIN_TABLE_WIDTH = 160
+
+
+def wide_console() -> Console:
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, MIN_TABLE_WIDTH))
+    return console
+
+
+def quiet_console_logs() -> None:
+    """INFO goes to the sweep's JSON log only; the terminal shows progress plus warnings."""
+    for handler in logging.getLogger().handlers:
+        if not isinstance(handler, logging.FileHandler):
+            handler.setLevel(logging.WARNING)
+
+
+def sweep(
+    spec: Annotated[Path | None, typer.Argument(help="Sweep spec .toml (default: examples/demo.toml), or a sweep folder with --resume.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an earlier sweep: keep finished trials, restart interrupted ones.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Sweep folder (default: the spec's `out`, else runs/<name>-<timestamp>).")] = None,
+) -> None:
+    """Run models x suites x tasks x samples as sandboxed trials, then print the leaderboard."""
+    from kernelarena.logs import configure
+    from orchestrator.index import load_index
+    from orchestrator.leaderboard import build_leaderboard, render_rich_table
+    from orchestrator.prepare import LOG_FILE
+    from orchestrator.prepare import prepare_sweep
+
+    plan = prepare_sweep(spec, resume, out)
+    from orchestrator.session import run_sweep_blocking  # only once the spec is known good
+
+    plan.sweep_dir.mkdir(parents=True, exist_ok=True)
+    configure(json_path=plan.sweep_dir / LOG_FILE, level="INFO")
+    quiet_console_logs()
+    console = wide_console()
+    try:
+        outcome = run_sweep_blocking(plan)
+    except UserError as exc:
+        raise UserError(f"{exc} (then continue with `kernelarena sweep --resume {plan.sweep_dir}`)") from None
+    except KeyboardInterrupt:
+        Console(stderr=True).print(f"interrupted; continue with: kernelarena sweep --resume {plan.sweep_dir}")
+        raise typer.Exit(130) from None
+    console.print(render_rich_table(build_leaderboard(load_index(plan.sweep_dir)), width=console.width))
+    c = outcome.counts
+    console.print(f"{c['done']} done, {c['failed']} failed, {c['pending'] + c['running']} not run "
+                  f"in {outcome.elapsed_s:.0f}s", highlight=False)
+    if outcome.paused_providers:
+        console.print(f"providers paused after repeated model errors: {', '.join(outcome.paused_providers)}")
+    console.print(f"sweep folder: {plan.sweep_dir}", highlight=False, soft_wrap=True)
+
+
+def leaderboard(
+    sweep_dir: Annotated[Path, typer.Argument(help="A sweep folder (holds index.json).")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json, md or html.")] = "table",
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Per-model suite scores and per-kernel verdicts of a sweep."""
+    from orchestrator.index import load_index
+    from orchestrator.leaderboard import build_leaderboard, render_json, render_markdown, render_rich_table
+    from orchestrator.leaderboard_html import render_html
+
+    if fmt not in FORMATS:
+        raise UserError(f"unknown --format '{fmt}'; use one of {', '.join(FORMATS)}")
+    board = build_leaderboard(load_index(sweep_dir))
+    if fmt == "table":
+        if out is None:
+            console = wide_console()
+            console.print(render_rich_table(board, width=console.width))
+            return
+        with out.open("w", encoding="utf-8") as fh:
+            Console(file=fh, width=200).print(render_rich_table(board))
+        return
+    text = {"json": render_json, "md": render_markdown}.get(fmt, lambda b: render_html(b, sweep_dir, out))(board)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
+def replay(
+    transcript: Annotated[Path, typer.Argument(help="A trial's transcript.jsonl, or its folder.")],
+    rescore: Annotated[bool, typer.Option("--rescore", help="Score its kernel.py again in a fresh sandbox and compare.")] = False,
+    reexec: Annotated[bool, typer.Option("--reexec", help="Re-run its bash/write_file tool calls in a fresh sandbox and diff the outputs.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Do not truncate long messages and tool outputs.")] = False,
+    tolerance: Annotated[float, typer.Option("--tolerance", help="Relative speedup difference --rescore accepts.")] = 0.25,
+) -> None:
+    """Show a trial's conversation readably; optionally re-score or re-execute it."""
+    from kernelarena.logs import configure
+    from orchestrator.replay import replay_command
+
+    configure(level="WARNING")
+    code = replay_command(transcript, rescore=rescore, reexec=reexec, full=full, console=Console(), tolerance=tolerance)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.command("sweep")(sweep)
+    app.command("leaderboard")(leaderboard)
+    app.command("replay")(replay)
+

@@ -1,0 +1,81 @@
+"""The sweep's default TrialRunner: turns a planned trial into a `harnesses.trial.TrialSpec` and
+runs it. The only module of the orchestrator that knows run_trial's signature.
+
+GPU exclusivity: when run_trial accepts a `score_slot` (an async context manager factory
+yielding the device to score on), the device is held only while scoring. Otherwise each trial is
+pinned round-robin to one GPU and the scorer's per-GPU file lock keeps timings apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from pathlib import Path
+from typing import Any
+
+from harnesses.trial import TrialSpec, run_trial
+from kernelarena.logs import get_logger
+from orchestrator.limits import Limits
+from orchestrator.planner import PlannedTrial
+from orchestrator.spec import SweepSpec
+from sandbox import SandboxConfig
+from sandbox.docker_client import SWEEP as SWEEP_LABEL
+
+log = get_logger("kernelarena.sweep")
+
+
+def score_options(spec: SweepSpec) -> dict[str, Any]:
+    """Flags for `python -m scorer score`; only what the spec overrides."""
+    opts = spec.score.model_dump(exclude={"device"}, exclude_none=True)
+    return {k: v for k, v in opts.items() if v is not False}
+
+
+def sandbox_config(spec: SweepSpec, sweep_label: str) -> SandboxConfig:
+    return SandboxConfig(
+        backend=spec.sandbox.backend,
+        image=spec.sandbox.image,
+        memory=spec.sandbox.memory,
+        cpus=spec.sandbox.cpus,
+        labels={SWEEP_LABEL: sweep_label},
+    )
+
+
+class HarnessRunner:
+    def __init__(self, spec: SweepSpec, limits: Limits, sweep_label: str) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.sandbox = sandbox_config(spec, sweep_label)
+        self.score_options = score_options(spec)
+        self._gated = "score_slot" in inspect.signature(run_trial).parameters
+        self._round_robin = itertools.cycle(limits.devices)
+        if not self._gated and any(d.startswith("cuda") for d in limits.devices):
+            log.warning("gpu_gating_unavailable",
+                        detail="run_trial takes no score_slot; trials are pinned to GPUs round-robin "
+                               "and rely on the scorer's per-GPU lock")
+
+    def trial_spec(self, trial: PlannedTrial, device: str) -> TrialSpec:
+        model = self.spec.model(trial.model)
+        sandbox = self.sandbox
+        if device.startswith("cuda:"):
+            sandbox = sandbox.model_copy(update={"gpus": [int(device.partition(":")[2])]})
+        return TrialSpec(
+            trial_id=trial.trial_id,
+            suite=trial.suite_root,
+            task=trial.task,
+            model=model.id,
+            model_options=model.client_options(),
+            harness=self.spec.harness,
+            sandbox=sandbox,
+            budget=self.spec.budget,
+            device="cpu" if device == "cpu" else "cuda",
+            sample=trial.sample,
+            score_options=self.score_options,
+        )
+
+    async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
+        if self._gated:
+            # The agent is not pinned; the slot says which device scoring holds.
+            device = "cpu" if self.limits.devices == ["cpu"] else "cuda"
+            await run_trial(self.trial_spec(trial, device), out_dir, score_slot=self.limits.scoring_device)  # type: ignore[call-arg]
+            return
+        await run_trial(self.trial_spec(trial, next(self._round_robin)), out_dir)

@@ -1,0 +1,82 @@
+"""`index.json`: the sweep folder's table of contents, rebuilt from the ledger after each trial.
+
+It is what the leaderboard and outside readers consume; it is always written atomically (temp
+file + `os.replace`) so a reader never sees half of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from kernelarena.errors import UserError
+from orchestrator.ledger import Ledger, TrialRow
+from orchestrator.planner import safe_names
+from orchestrator.spec import SweepSpec
+
+INDEX_VERSION = 1
+INDEX_FILE = "index.json"
+
+
+class ModelEntry(BaseModel):
+    id: str
+    folder: str
+    """Filesystem-safe name used under `solutions/<task>/`."""
+    harness: str
+
+
+class Index(BaseModel):
+    schema_version: int = INDEX_VERSION
+    name: str
+    harness: str
+    updated_at: float
+    counts: dict[str, int]
+    models: dict[str, ModelEntry]
+    """Keyed by model name (the trial ids' model part)."""
+    trials: list[TrialRow]
+
+
+def write_json_atomic(path: Path, data: Any, indent: int | None = 1) -> None:
+    """Readers see the old file or the new one, never a torn one. No fsync: a killed process
+    cannot tear a renamed file, and what a power loss might drop is rebuilt from the ledger."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=indent)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def rebuild_index(sweep_dir: Path, spec: SweepSpec, ledger: Ledger) -> None:
+    """Written from the ledger's rows without building models (see `Ledger.rows_json`), and
+    compact, since it is rewritten after every trial; `load_index` validates it on read."""
+    folders = safe_names([m.name for m in spec.models])
+    data = {
+        "schema_version": INDEX_VERSION,
+        "name": spec.name,
+        "harness": spec.harness,
+        "updated_at": time.time(),
+        "counts": ledger.counts(),
+        "models": {m.name: {"id": m.id, "folder": folders[m.name], "harness": spec.harness} for m in spec.models},
+        "trials": ledger.rows_json(),
+    }
+    write_json_atomic(sweep_dir / INDEX_FILE, data, indent=None)
+
+
+def load_index(sweep_dir: Path) -> Index:
+    path = sweep_dir / INDEX_FILE
+    if not path.is_file():
+        raise UserError(f"{sweep_dir} holds no {INDEX_FILE}; pass a sweep folder written by `kernelarena sweep`")
+    try:
+        return Index.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UserError(f"{path} is not a valid sweep index ({first}); re-run `kernelarena sweep --resume {sweep_dir}` to rebuild it") from None

@@ -1,0 +1,193 @@
+"""The sweep spec: what to run (models x suites x tasks x samples), how, and where to write it.
+
+A spec is a TOML file parsed into `SweepSpec`. Every section forbids unknown keys so a typo is a
+one-line error instead of a silently ignored setting. The validated spec is frozen into the sweep
+folder (`spec.frozen.json`) so a resumed sweep runs exactly what the first run planned.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harnesses.budget import BudgetConfig
+from harnesses.models.base import ModelOptions
+from kernelarena.errors import ConfigError, UserError
+
+KNOWN_PREFIXES = ("openai", "anthropic", "google", "litellm", "scripted", "replay")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ModelSpec(ModelOptions):
+    """A model under test: its id, sweep-level settings, and the client options of
+    `harnesses.models.base.ModelOptions` (base_url, api_key_env, temperature, max_tokens,
+    max_retries, timeout_s, retry waits, extra request parameters)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    id: str
+    """Model id as `provider:name`, e.g. `openai:gpt-5`, `scripted:reference`, `replay:PATH`."""
+    name: str = ""
+    """Display name and leaderboard key; defaults to `id`. Set it to run one id twice with
+    different options (e.g. two temperatures)."""
+    concurrency: int | None = Field(default=None, gt=0)
+    """Trials of this model running at once (on top of the provider and total limits)."""
+
+    @field_validator("id")
+    @classmethod
+    def _known_prefix(cls, value: str) -> str:
+        prefix, sep, rest = value.partition(":")
+        if not sep or not rest:
+            raise ValueError(f"model id '{value}' needs a provider prefix, e.g. 'openai:gpt-5' (known: {', '.join(KNOWN_PREFIXES)})")
+        if prefix not in KNOWN_PREFIXES:
+            raise ValueError(f"unknown model prefix '{prefix}:' in '{value}'; use one of {', '.join(p + ':' for p in KNOWN_PREFIXES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _default_name(self) -> ModelSpec:
+        if not self.name:
+            self.name = self.id
+        return self
+
+    @property
+    def provider(self) -> str:
+        return self.id.partition(":")[0]
+
+    def client_options(self) -> dict[str, Any]:
+        """Options passed through to `create_model`: only those differing from the defaults, so
+        clients that take no options (scripted, replay) get none, also from a frozen spec
+        (where every field reads as set)."""
+        return self.model_dump(exclude_defaults=True, exclude={"id", "name", "concurrency"})
+
+
+class SuiteSelection(_Strict):
+    name: str
+    """Suite name (`kernelarena suites`) or path of a suite folder."""
+    include: list[str] = ["*"]
+    """Glob patterns over task ids; a task runs if it matches one of them."""
+    exclude: list[str] = []
+    """Glob patterns over task ids removed after `include`."""
+    levels: list[int] = []
+    """Keep only tasks of these levels; empty keeps every level."""
+
+
+class ConcurrencySpec(_Strict):
+    total: int = Field(default=8, gt=0)
+    """Trials running at once across all models."""
+    per_provider: dict[str, int] = {}
+    """Trials at once per provider prefix, e.g. `{ openai = 4, anthropic = 2 }`."""
+    default_per_provider: int = Field(default=4, gt=0)
+    """Limit for providers not named in `per_provider`."""
+
+    @field_validator("per_provider")
+    @classmethod
+    def _known_providers(cls, value: dict[str, int]) -> dict[str, int]:
+        for provider, limit in value.items():
+            if provider not in KNOWN_PREFIXES:
+                raise ValueError(f"unknown provider '{provider}'; use one of {', '.join(KNOWN_PREFIXES)}")
+            if limit < 1:
+                raise ValueError(f"limit for '{provider}' must be at least 1")
+        return value
+
+
+class SandboxSpec(_Strict):
+    backend: Literal["auto", "docker", "process"] = "auto"
+    """`docker` isolates each trial; `process` is the no-daemon fallback; `auto` picks docker
+    when a daemon answers."""
+    image: str = "kernelarena-sandbox:latest"
+    """Docker image for agent and scoring sandboxes."""
+    memory: str = "4g"
+    """Memory limit per sandbox."""
+    cpus: float = Field(default=2, gt=0)
+    """CPU limit per sandbox."""
+
+
+class ScoreSpec(_Strict):
+    device: str = "auto"
+    """Where kernels are scored: `auto`, `cpu` or `cuda`."""
+    repetitions: int | None = Field(default=None, gt=0)
+    """Timed repetitions; the suite's rule when unset."""
+    warmup: int | None = Field(default=None, ge=0)
+    """Warm-up runs before timing; the suite's rule when unset."""
+    seeds: int | None = Field(default=None, gt=0)
+    """Random input sets for the correctness check; the scorer's default when unset."""
+    skip_timing: bool = False
+    """Correctness and anti-hack checks only (no speedups); for smoke tests and benchmarks."""
+
+
+class FailureSpec(_Strict):
+    max_attempts: int = Field(default=2, gt=0)
+    """Attempts per trial when the harness breaks or the model keeps erroring."""
+    consecutive_to_pause: int = Field(default=3, gt=0)
+    """Consecutive model-error trials of one provider before it is paused."""
+    pause_s: float = Field(default=60, ge=0)
+    """First pause of a failing provider; doubles on each further pause."""
+    max_pause_s: float = Field(default=900, ge=0)
+    """Cap on a provider's pause."""
+
+
+class SweepSpec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    """Sweep name; the default output folder is `runs/<name>-<timestamp>`."""
+    models: list[ModelSpec] = Field(min_length=1)
+    """The models under test."""
+    suites: list[SuiteSelection] = Field(min_length=1)
+    """Suites and task filters."""
+    harness: str = "minimal"
+    """Agent harness (entry-point group `kernelarena.harnesses`)."""
+    samples: int = Field(default=1, gt=0)
+    """Independent trials per model and task (pass@1 is averaged over them)."""
+    gpus: Literal["auto", "cpu"] | list[int] = "auto"
+    """GPU ids scoring may use, one measurement per GPU at a time; `cpu` scores on the CPU;
+    `auto` uses every visible CUDA device, else the CPU."""
+    out: str | None = None
+    """Output folder; default `runs/<name>-<timestamp>` under the current directory."""
+    budget: BudgetConfig = BudgetConfig()
+    """Per-trial limits (turns, tokens, wall time, dollars), the harness's own config."""
+    concurrency: ConcurrencySpec = ConcurrencySpec()
+    sandbox: SandboxSpec = SandboxSpec()
+    score: ScoreSpec = ScoreSpec()
+    failure: FailureSpec = FailureSpec()
+
+    @model_validator(mode="after")
+    def _unique_model_names(self) -> SweepSpec:
+        seen: set[str] = set()
+        for model in self.models:
+            if model.name in seen:
+                raise ValueError(f"two models are named '{model.name}'; give one a distinct `name`")
+            seen.add(model.name)
+        return self
+
+    def model(self, name: str) -> ModelSpec:
+        return next(m for m in self.models if m.name == name)
+
+
+def parse_spec(data: dict[str, Any], source: str) -> SweepSpec:
+    """Validate raw data; the first problem becomes a one-line `ConfigError` naming the field."""
+    try:
+        return SweepSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field; check the spelling against docs/SWEEPS.md"
+        elif err["type"] == "missing":
+            msg = "required field is missing; add it"
+        raise ConfigError(f"{source}: {where}: {msg}") from None
+
+
+def load_spec(path: Path) -> SweepSpec:
+    if not path.is_file():
+        raise UserError(f"no sweep spec at {path}; pass a .toml file such as examples/demo.toml")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc}); fix the file") from None
+    return parse_spec(data, str(path))
