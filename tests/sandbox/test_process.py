@@ -135,7 +135,13 @@ async def test_info_states_what_is_not_enforced():
 
 async def test_close_removes_workdir_and_stray_processes():
     async with open_sandbox(cfg()) as sb:
-        r = await sb.exec("setsid sleep 78 >/dev/null 2>&1 & echo started")
+        # Return only once the stray has left the command's session (it leads its own), or
+        # the exec's own clean-up could catch it first and the test would prove nothing.
+        r = await sb.exec(
+            "setsid -f sleep 78 >/dev/null 2>&1; for i in $(seq 100); do "
+            "p=$(pgrep -x -f 'sleep 78'); [ -n \"$p\" ] && [ \"$(ps -o sid= -p $p | tr -d ' ')\" = \"$p\" ] && break; "
+            "sleep 0.05; done; echo started"
+        )
         assert r.ok
         workdir = Path(sb.workdir)
         assert workdir.is_dir()
