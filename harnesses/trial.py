@@ -34,8 +34,9 @@ from harnesses.transcript import Transcript, secret_env_values
 from kernelarena.errors import UserError
 from kernelarena.logs import get_logger
 from sandbox.base import Sandbox, SandboxError
-from sandbox.config import SandboxConfig
-from sandbox.open import open_sandbox
+from sandbox.config import Mount, SandboxConfig
+from sandbox.open import open_sandbox, resolve_backend
+from scorer.gpu_lock import LOCK_DIR_ENV
 from scorer.score import Score
 from scorer.suites import Suite, Task, load_suite
 
@@ -174,7 +175,28 @@ def _sandbox_config(base: SandboxConfig, device: str, trial_id: str, role: str) 
     elif gpus == "none":
         gpus = "all"
     labels = {**base.labels, "kernelarena.trial": trial_id, "kernelarena.role": role}
-    return base.model_copy(update={"env": env, "gpus": gpus, "labels": labels})
+    mounts = list(base.mounts)
+    if role == "scorer" and device != "cpu":
+        # The scorer's per-GPU timing lock is a file lock: every scoring sandbox on this host
+        # must see the same folder, or concurrent trials would time on one GPU at once.
+        lock_dir = _shared_gpu_lock_dir()
+        mounts.append(Mount(host=lock_dir, target=GPU_LOCK_TARGET, read_only=False))
+        env[LOCK_DIR_ENV] = GPU_LOCK_TARGET if resolve_backend_name(base) == "docker" else str(lock_dir)
+    return base.model_copy(update={"env": env, "gpus": gpus, "labels": labels, "mounts": mounts})
+
+
+GPU_LOCK_TARGET = "/run/kernelarena-gpu-locks"
+
+
+def _shared_gpu_lock_dir() -> Path:
+    path = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "kernelarena-gpu-locks")
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o1777)  # the sandbox user (uid 1000) takes the lock too
+    return path
+
+
+def resolve_backend_name(cfg: SandboxConfig) -> str:
+    return resolve_backend(cfg.backend)
 
 
 async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | None = None) -> TrialOutcome:
@@ -349,10 +371,6 @@ async def score_in_sandbox(spec: TrialSpec, suite: Suite, task: Task, device: st
         transcript.event("error", source="scorer", message=message)
         log.warning("trial.scoring_failed", trial=spec.trial_id, error=message[:300])
         return Score(suite=suite.name, task=task.id, verdict="runtime_error", error=message[:4000])
-
-
-# The name `kernelarena replay` imported before score_in_sandbox was public.
-_score_in_sandbox = score_in_sandbox
 
 
 class _ScoringFailed(Exception):

@@ -9,10 +9,13 @@ from pathlib import Path
 import structlog
 
 
-def configure(json_path: Path | None = None, level: str = "INFO") -> None:
-    """Idempotent; call once per process from the CLI (never at import time)."""
+def configure(json_path: Path | None = None, level: str = "INFO", console_level: str | None = None) -> None:
+    """Idempotent; call once per process from the CLI (never at import time). ``console_level``
+    lets the terminal show less than the JSON file (a sweep keeps INFO in its log only)."""
     handlers: list[logging.Handler] = []
     console = logging.StreamHandler(sys.stderr)
+    if console_level is not None:
+        console.setLevel(console_level)
     console.setFormatter(
         structlog.stdlib.ProcessorFormatter(processor=structlog.dev.ConsoleRenderer(colors=False))
     )

@@ -21,8 +21,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from harnesses.transcript import Transcript, read_events
-# _score_in_sandbox is private to harnesses.trial; a public name is requested (see the report).
-from harnesses.trial import TrialBroken, TrialSpec, _score_in_sandbox, resolve_device, run_trial
+from harnesses.trial import TrialBroken, TrialSpec, resolve_device, score_in_sandbox, run_trial
 from kernelarena.errors import UserError
 from orchestrator.trial_files import KERNEL_FILE, TRANSCRIPT_FILE, read_score
 from scorer.suites import load_suite
@@ -157,7 +156,7 @@ async def rescore_trial(transcript: Path, events: list[dict[str, Any]]) -> Resco
     with tempfile.TemporaryDirectory(prefix="kernelarena-rescore-") as tmp:
         scratch = Transcript(Path(tmp) / TRANSCRIPT_FILE)
         try:
-            score = await _score_in_sandbox(spec, suite, suite.task(spec.task), resolve_device(spec.device), kernel, scratch)
+            score = await score_in_sandbox(spec, suite, suite.task(spec.task), resolve_device(spec.device), kernel, scratch)
         finally:
             scratch.close()
     new = score.to_dict()

@@ -6,7 +6,6 @@ areas' commands do not pay for (or break on) the sweep machinery's imports.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -27,13 +26,6 @@ def wide_console() -> Console:
     return console
 
 
-def quiet_console_logs() -> None:
-    """INFO goes to the sweep's JSON log only; the terminal shows progress plus warnings."""
-    for handler in logging.getLogger().handlers:
-        if not isinstance(handler, logging.FileHandler):
-            handler.setLevel(logging.WARNING)
-
-
 def sweep(
     spec: Annotated[Path | None, typer.Argument(help="Sweep spec .toml (default: examples/demo.toml), or a sweep folder with --resume.")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an earlier sweep: keep finished trials, restart interrupted ones.")] = False,
@@ -50,8 +42,8 @@ def sweep(
     from orchestrator.session import run_sweep_blocking  # only once the spec is known good
 
     plan.sweep_dir.mkdir(parents=True, exist_ok=True)
-    configure(json_path=plan.sweep_dir / LOG_FILE, level="INFO")
-    quiet_console_logs()
+    # INFO goes to the sweep's JSON log only; the terminal shows progress plus warnings.
+    configure(json_path=plan.sweep_dir / LOG_FILE, level="INFO", console_level="WARNING")
     console = wide_console()
     try:
         outcome = run_sweep_blocking(plan)
