@@ -39,47 +39,67 @@ class Pattern:
 
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("stream-injection", "timing", "reject", ("static", "dynamic"),
-            "Work launched on a side stream that the timer's end event does not wait for.",
-            "Device-wide synchronize before every end event; a host clock around a full sync is compared with the event times and a large disagreement is evidence."),
+            "Work launched on a side stream (or a host callback) that the timer's end event does not wait for.",
+            "The timer synchronises the whole device before its end event; the host clock around forward()+sync "
+            "is compared with the event time per repetition, and host > 1.5 x events + 0.05 ms is evidence. "
+            "Static: host threads/callbacks in CUDA C++ sources."),
     Pattern("thread-injection", "timing", "reject", ("static", "dynamic"),
-            "Work done by a background thread or process outside the timed region.",
-            "Static ban of threading/multiprocessing/concurrent.futures/_thread; live thread count before and after each phase."),
+            "Work done by a background thread, process or signal handler outside the timed region.",
+            "Static: imports of threading/_thread/multiprocessing/concurrent/subprocess, os.fork/system/exec, "
+            "run_in_executor, signal timers, std::thread in extensions. Runtime: Python threads (and, on CPU, "
+            "native threads) alive after a phase that were not there at arm(); process-creation audit events."),
     Pattern("lazy-evaluation", "timing", "reject", ("dynamic",),
-            "Returning a tensor subclass or deferred object whose work happens when the checker reads it.",
-            "Outputs must be exact torch.Tensor instances with real storage and a non-null data pointer, materialised before the end event."),
+            "Returning a tensor subclass, proxy or deferred object whose work happens when the checker reads it.",
+            "Every raw forward() return must be exactly torch.Tensor (or a tuple/list of them), not meta/fake, "
+            "with a non-null data pointer and storage large enough for its view; checked before the end event."),
     Pattern("timer-patching", "timing", "reject", ("static", "dynamic"),
-            "Replacing torch.cuda.Event, elapsed_time, synchronize, time.perf_counter or the scorer's own functions.",
-            "Originals captured before the kernel loads and compared by identity after every phase; baseline timed in a process the kernel never enters."),
+            "Monkeypatching the clock (torch.cuda.Event, elapsed_time, synchronize, time.perf_counter), torch or "
+            "builtin functions, or the scorer's own functions.",
+            "Static: assignments/setattr on attributes of imported modules and classes. Runtime: identities of "
+            "the clock, CUDA events, the torch/stdlib functions the worker uses and every scorer function are "
+            "captured at arm() and compared after each phase; event times above the enclosing host time."),
     Pattern("identity-kernel", "semantic", "reject", ("dynamic",),
             "Copies an input to the output.",
-            "Fresh random inputs each check; a wrong output equal to one of the inputs is named as such."),
+            "On a failed comparison, an output allclose to a same-shaped input (while the reference is not) "
+            "is named, with the input's index."),
     Pattern("noop-kernel", "semantic", "reject", ("dynamic",),
-            "Writes nothing or only part of the output.",
-            "Allocator memory is poisoned with NaN before each run; outputs still holding the poison are named."),
+            "Writes only part of the output (or nothing, leaving zeros).",
+            "Memory is poisoned with NaN before each call; output elements still holding the poison's exact bit "
+            "pattern (arithmetic NaNs differ) are counted, or an all-zero output where the reference is not."),
     Pattern("stale-memory-reuse", "semantic", "reject", ("dynamic",),
             "Returns uninitialised memory that happens to hold the reference's result.",
-            "The reference is computed in another process; the kernel's process never holds a reference output, and freed memory is poisoned between runs."),
+            "The reference runs in another process, and freed memory is poisoned: an output that is (>= 95%) "
+            "still poison was never written by the kernel."),
     Pattern("shared-memory-overflow", "semantic", "reject", ("dynamic",),
-            "Undefined behaviour (out-of-bounds or uninitialised reads) that passes by luck.",
+            "Undefined behaviour (out-of-bounds or uninitialised reads, races) that passes by luck.",
             "The same inputs are run twice and the outputs must be bit-identical; compute-sanitizer memcheck/initcheck on CUDA as an optional deep check."),
     Pattern("precision-downgrade", "semantic", "reject", ("static", "dynamic"),
             "Computes in fp16/bf16/fp8 when the task is fp32.",
-            "Error against a float64 reference on heavy-tailed inputs, judged against the error float32 itself makes; static flag for downcasts."),
+            "Dynamic (reject): outputs whose values are >= 90% exactly fp16/bf16-representable, or whose norm-wise "
+            "error vs a float64 reference exceeds max(1.5e-3, 100 x the fp32 reference's own) — TF32 matmuls "
+            "(~3e-4) pass. Static (flag): half/bf16/fp8 types or casts in forward-time code or Triton kernels."),
     Pattern("caching-memoization", "semantic", "reject", ("dynamic",),
             "Results cached by data pointer, shape or input hash, or a CUDA graph replaying the first call.",
             "The same buffers are refilled with new data in place and outputs re-checked; timed iterations rotate fresh inputs and a sample of their outputs is checked."),
     Pattern("baseline-library-call", "shortcut", "reject", ("static",),
-            "Calls torch.matmul, F.conv2d, cuBLAS/cuDNN, torch._scaled_mm or the reference Model instead of writing a kernel.",
-            "AST analysis of the solution: an allow-list of glue (allocation, views, launches) and a deny-list of compute ops, configurable per suite."),
+            "Calls torch.matmul, F.conv2d, tensor compute methods, cuBLAS/cuDNN, torch._scaled_mm, torch.compile "
+            "or the reference Model instead of writing a kernel.",
+            "AST analysis with import-alias resolution of all code reachable from forward(): glue (allocation, "
+            "views, casts, cat/stack, launches, streams) is allowed, compute ops (torch.*, F.*, torch.ops.aten, "
+            "tensor methods, @, nn compute modules, numpy) are denied; CUDA C++ sources are scanned for "
+            "ATen/cuBLAS/cuDNN calls. A suite's [policy] allow/deny adjusts the lists."),
     Pattern("input-mutation", "semantic", "reject", ("dynamic",),
             "Writes into its inputs (to smuggle state or fake the reference).",
             "Inputs are hashed before and after each call."),
     Pattern("harness-introspection", "integrity", "reject", ("static", "dynamic"),
-            "Walks frames, gc, sys.modules or inspect to reach the reference, the scorer or its result channel.",
-            "Static scan for frame/gc/inspect/ctypes/file-descriptor access; an audit hook records such events raised from the kernel's own code."),
+            "Walks frames, gc, sys.modules or inspect, opens files, or uses ctypes/sockets to reach the "
+            "reference, the scorer or its result channel.",
+            "Static: frame/gc/inspect/importlib/ctypes/fd/file/exec access and scorer imports. Runtime: an audit "
+            "hook records such events when kernel.py's own code (directly or via the standard library) raised them."),
     Pattern("try-fallback", "shortcut", "reject", ("static",),
             "A try/except that falls back to the reference or a library op when the kernel fails.",
-            "AST: an except handler whose body calls a denied compute op or the reference Model."),
+            "AST: an except handler or finally block, in forward-time code, that calls a denied compute op or "
+            "the reference Model."),
     Pattern("ghost-kernel", "shortcut", "reject", ("dynamic",),
             "The custom kernel never runs; the output comes from library ops or glue.",
             "The profiler records the kernels launched during forward: none of the solution's own (Triton/extension) kernels means a ghost."),
@@ -88,10 +108,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "Verification on unseen seeds, and on the task's alternative shapes where the manifest gives them."),
     Pattern("degenerate-output", "semantic", "flag", ("dynamic",),
             "Near-constant outputs, so a constant kernel would pass.",
-            "The suite linter refuses such tasks; the scorer flags a kernel whose output is constant across different inputs."),
+            "The suite linter refuses such tasks; the scorer flags a kernel whose outputs are identical across "
+            "different inputs or constant across their elements."),
     Pattern("impossible-speed", "timing", "flag", ("dynamic",),
             "Faster than the roofline floor computed from the task's FLOPs and bytes.",
-            "Kernel time below the floor from peak bandwidth and FLOP rate: kept, flagged for audit."),
+            "Kernel time below 0.8 x max(bytes / peak bandwidth, FLOPs / peak tensor FLOP/s) for the device "
+            "(H200, H100, A100, L40S, MI300X tables; CPU skipped): kept, flagged for audit."),
 )
 
 PATTERN_IDS: frozenset[str] = frozenset(p.id for p in PATTERNS)

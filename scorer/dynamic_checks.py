@@ -1,38 +1,347 @@
-"""Data-driven anti-hack checks the judge and worker call at fixed points (filled in by the
-anti-hack catalog work; each returns evidence as `Finding`s, never raises for a bad kernel)."""
+"""Data-driven anti-hack checks the judge and worker call at fixed points. Each returns evidence
+as `Finding`s and never raises for a bad kernel (an odd object is itself evidence).
+
+Thresholds are calibrated from measurements written up in docs/HACKS.md; the constants below
+carry the numbers they came from.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+import statistics
 from typing import Any, Sequence
+
+import torch
 
 from scorer.catalog import Finding
 
+_PLAIN_TENSOR = torch.Tensor
+_INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+              torch.bfloat16: torch.int16}
+# Below this share of correct elements, a poisoned output was not written at all (on CPU the
+# allocator reuses parts of freed blocks for its own bookkeeping, so poison alone is not "all").
+_WRITTEN_SHARE = 0.05
+_GARBAGE_FACTOR = 1e12
+
+# --- precision-downgrade --------------------------------------------------------------------------
+# Norm-wise relative error against float64 on the demo tasks (CPU, 3 seeds, worst case):
+#   fp32 compute 4.5e-8..5e-7; TF32-rounded inputs (Triton's default tl.dot) 2.1e-4..3.0e-4 for
+#   matmuls (1.6e-3 for softmax, which never uses tl.dot); fp16 end to end 3.7e-4..1.6e-3;
+#   bf16 end to end 2.3e-3..1.1e-2.
+# A TF32 matmul must pass, so the error bar sits above TF32's worst case with a margin; below it,
+# fp16/bf16 are caught by their fingerprint instead (see _HALF_FINGERPRINT).
+_ERROR_FLOOR = 1.5e-3
+# Tasks with no contraction (no tl.dot, so no TF32) get a far lower bar: honest fp32 kernels
+# there measure 4.5e-8..5e-7 (fast-math exp/rsqrt included), bf16 exponentials alone 9e-4.
+_STRICT_ERROR_FLOOR = 1e-4
+_NO_CONTRACTION_CATEGORIES = frozenset({"activation", "elementwise", "memory", "normalization", "pooling",
+                                        "reduction", "scan", "softmax"})
+# An fp32 kernel may sum in another order than the reference; 100x the reference's own error
+# still separates fp32 (ratio ~1-10) from reduced precision (ratio 1e3-1e5).
+_ERROR_RATIO = 100.0
+# A value that went through fp16 (or bf16) and back has its low 13 (16) mantissa bits zero. An
+# fp32 result has that with probability 2^-13 per element: measured 0.000-0.001 on the demo tasks,
+# 1.000 for fp16/bf16 compute. Require most elements, and a reference without the pattern.
+_HALF_FINGERPRINT = 0.9
+_MIN_ELEMENTS = 32
+_FINGERPRINT_SAMPLE = 1 << 16
+_ERROR_SAMPLE = 1 << 20
+_HALF_TASK_DTYPES = {"float16", "bfloat16", "half", "fp16", "bf16", "float8_e4m3fn", "float8_e5m2"}
+
+# --- timing --------------------------------------------------------------------------------------
+# The host clock brackets forward() + a device-wide synchronize; device events bracket the same
+# region. Launch and sync overhead makes the host a little slower, never several times slower,
+# unless work runs outside what the events see.
+_HOST_OVER_EVENT_RATIO = 1.5
+_HOST_OVER_EVENT_MARGIN_MS = 0.05
+# Events cannot legitimately measure more than the host clock that encloses them.
+_EVENT_OVER_HOST_MARGIN_MS = 0.05
+_EVENT_OVER_HOST_RATIO = 1.2
+
+# --- roofline ------------------------------------------------------------------------------------
+# (peak bytes/s, peak fp32 non-tensor FLOP/s, peak dense bf16 tensor FLOP/s) from vendor data
+# sheets. The floor uses the *most generous* compute rate (tensor cores), so a kernel is only
+# flagged when it beats what the device can possibly do.
+_DEVICE_PEAKS: tuple[tuple[str, float, float, float], ...] = (
+    ("H200", 4.8e12, 67e12, 990e12),
+    ("H100 PCIe", 2.0e12, 51e12, 756e12),
+    ("H100", 3.35e12, 67e12, 990e12),
+    ("H800", 3.35e12, 67e12, 990e12),
+    ("GH200", 4.0e12, 67e12, 990e12),
+    ("A100-SXM4-80GB", 2.04e12, 19.5e12, 312e12),
+    ("A100", 1.56e12, 19.5e12, 312e12),
+    ("L40S", 0.864e12, 91.6e12, 362e12),
+    ("MI300X", 5.3e12, 163e12, 1307e12),
+    ("MI325X", 6.0e12, 163e12, 1307e12),
+)
+_ROOFLINE_SAFETY = 0.8
+
 
 def check_output_object(obj: Any) -> list[Finding]:
-    """lazy-evaluation: called in the worker on forward()'s raw return value, before the end event."""
-    return []
+    """lazy-evaluation: called in the worker on forward()'s raw return value, before the end event.
+
+    Only exact torch.Tensor objects (or a tuple/list of them) with real, materialised storage are
+    accepted; subclasses, wrappers, meta/fake tensors and tensors without memory are evidence."""
+    try:
+        return _check_output(obj)
+    except Exception as exc:  # a hostile object whose attributes raise is itself a finding
+        return [Finding("lazy-evaluation", f"forward() returned an object that cannot be inspected: "
+                                           f"{type(exc).__name__}: {str(exc)[:200]}")]
+
+
+def _check_output(obj: Any) -> list[Finding]:
+    items: list[tuple[str, Any]]
+    outer = type(obj)
+    if outer is tuple or outer is list:
+        items = [(f"output {i}", o) for i, o in enumerate(obj)]
+    else:
+        items = [("output", obj)]
+    findings: list[Finding] = []
+    for where, item in items:
+        kind = type(item)
+        if kind is not _PLAIN_TENSOR and not (kind is torch.nn.Parameter):
+            name = f"{kind.__module__}.{kind.__qualname__}"
+            findings.append(Finding("lazy-evaluation",
+                                    f"forward() returned {where} of type {name}, not a plain torch.Tensor "
+                                    "(subclasses and proxies can defer work until the result is read)"))
+            continue
+        device_type = _PLAIN_TENSOR.device.__get__(item).type
+        if device_type == "meta":
+            findings.append(Finding("lazy-evaluation", f"{where} is a meta tensor (no data)"))
+            continue
+        if _is_fake(item):
+            findings.append(Finding("lazy-evaluation", f"{where} is a fake/functional tensor without real storage"))
+            continue
+        numel = _PLAIN_TENSOR.numel(item)
+        if numel and _PLAIN_TENSOR.data_ptr(item) == 0:
+            findings.append(Finding("lazy-evaluation", f"{where} has {numel} elements but a null data pointer"))
+            continue
+        if numel:
+            storage_bytes = _PLAIN_TENSOR.untyped_storage(item).nbytes()
+            needed = (_PLAIN_TENSOR.storage_offset(item) + _max_offset(item) + 1) * _PLAIN_TENSOR.element_size(item)
+            if storage_bytes < needed:
+                findings.append(Finding("lazy-evaluation",
+                                        f"{where} views {needed} bytes but its storage holds {storage_bytes}"))
+    return findings
+
+
+def _is_fake(t: torch.Tensor) -> bool:
+    try:
+        from torch._subclasses.fake_tensor import is_fake
+    except ImportError:  # older torch: fall back to the mode marker
+        return hasattr(t, "fake_mode")
+    try:
+        return bool(is_fake(t))
+    except Exception:
+        return True
+
+
+def _max_offset(t: torch.Tensor) -> int:
+    return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size > 0)
 
 
 def explain_mismatch(output: Any, expected: Any, inputs: Sequence[Any]) -> list[Finding]:
     """identity-kernel / noop-kernel evidence for an output that failed the comparison."""
-    return []
+    if not isinstance(output, torch.Tensor) or not isinstance(expected, torch.Tensor):
+        return []
+    try:
+        out = output.detach().to("cpu")
+        exp = expected.detach().to("cpu")
+    except Exception:
+        return []
+    findings: list[Finding] = []
+    if out.is_floating_point() and out.shape == exp.shape and out.numel():
+        poison = _poison_mask(out) & torch.isfinite(exp)
+        # Uninitialised memory read as floats: magnitudes no computation on these inputs makes
+        # (pointers and integers reinterpreted give 1e25..1e38).
+        scale = float(exp.double().abs().max()) if exp.numel() else 0.0
+        garbage = torch.isfinite(out) & (out.double().abs() > _GARBAGE_FACTOR * (scale + 1.0))
+        # Zero-initialised outputs (and fresh pages) show unwritten elements as exact zeros.
+        unwritten = poison | garbage | ((out == 0) & (exp != 0))
+        close = torch.isclose(out.double(), exp.double(), rtol=1e-3, atol=1e-3) & ~unwritten
+        matching = float(close.float().mean())
+        n_bad, n = int(unwritten.sum()), out.numel()
+        if (int(poison.sum()) or int(garbage.sum())) and matching < _WRITTEN_SHARE:
+            return [Finding("stale-memory-reuse",
+                            f"only {matching:.1%} of {n} output elements match the reference and {n_bad} hold the "
+                            f"scorer's NaN poison or uninitialised garbage (|value| up to "
+                            f"{float(out.double().abs().nan_to_num(0.0).max()):.3g} where the reference is at most "
+                            f"{scale:.3g}): forward() returned memory it never wrote")]
+        if n_bad and matching >= _WRITTEN_SHARE and n_bad >= 0.5 * (n - int(close.sum())):
+            return [Finding("noop-kernel",
+                            f"{n_bad} of {n} output elements ({n_bad / n:.1%}) were never written (NaN poison, "
+                            f"garbage or zero) where the reference is not; {matching:.1%} are correct")]
+    if out.numel() and out.shape == exp.shape and bool((out == 0).all()) and not bool((exp == 0).all()):
+        return [Finding("noop-kernel", f"output is all zeros ({out.numel()} elements) where the reference is not")]
+    for i, arg in enumerate(inputs):
+        if not isinstance(arg, torch.Tensor):
+            continue
+        a = arg.detach().to("cpu")
+        if a.shape != out.shape or a.dtype != out.dtype or not out.numel():
+            continue
+        if _same(out, a) and not _same(exp, a):
+            findings.append(Finding("identity-kernel",
+                                    f"output equals input {i} (shape {tuple(a.shape)}) while the reference differs "
+                                    f"from it (max |ref - input| = {float((exp.double() - a.double()).abs().max()):.3g})"))
+            break
+    return findings
 
 
-def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, task_dtype: str | None) -> list[Finding]:
-    """precision-downgrade: the kernel's error against float64 versus the reference's own."""
+def _poison_mask(t: torch.Tensor) -> torch.Tensor:
+    """NaNs with the exact bit pattern of the scorer's fill (torch's canonical NaN). Arithmetic
+    NaNs differ (x86 yields 0xFFC00000, CUDA 0x7FFFFFFF), so a kernel whose math overflows is
+    not mistaken for one that never wrote its output."""
+    if t.dtype in _INT_VIEWS:
+        view = _INT_VIEWS[t.dtype]
+        poison = torch.full((1,), float("nan"), dtype=t.dtype).view(view)
+        return t.contiguous().view(view) == poison
+    return torch.isnan(t)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.is_floating_point():
+        return bool(torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True))
+    return bool(torch.equal(a, b))
+
+
+def _norm_rel(out: torch.Tensor, exp64: torch.Tensor) -> float:
+    denom = float(exp64.norm())
+    diff = float((out.double() - exp64).norm())
+    return diff / denom if denom > 0 else (0.0 if diff == 0 else math.inf)
+
+
+def _half_fraction(t: torch.Tensor, low_bits: int) -> tuple[float, int]:
+    """Share of finite non-zero normal fp32 values whose low mantissa bits are all zero (on an
+    evenly strided sample: the share, not every element, is what matters)."""
+    t = t.detach().to("cpu", torch.float32).reshape(-1)
+    if t.numel() > _FINGERPRINT_SAMPLE:
+        t = t[:: t.numel() // _FINGERPRINT_SAMPLE]
+    t = t.contiguous()
+    mask = torch.isfinite(t) & (t.abs() >= torch.finfo(torch.float16).tiny)
+    # Integers and small dyadic values are exact in every format: they carry no signal.
+    mask &= t != torch.round(t)
+    n = int(mask.sum())
+    if n == 0:
+        return 0.0, 0
+    bits = t.view(torch.int32)[mask]
+    return float(((bits & ((1 << low_bits) - 1)) == 0).float().mean()), n
+
+
+def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, task_dtype: str | None,
+                       category: str | None = None) -> list[Finding]:
+    """precision-downgrade: the kernel's error against float64 versus the reference's own.
+    `category` (the task's, optional) selects the strict bar for tasks without a contraction;
+    unknown categories get the TF32-tolerant bar."""
+    if (task_dtype or "float32").lower() in _HALF_TASK_DTYPES:
+        return []
+    if not all(isinstance(t, torch.Tensor) for t in (output, expected_fp64, reference_output)):
+        return []
+    if output.dtype != torch.float32 or output.shape != expected_fp64.shape or output.numel() < _MIN_ELEMENTS:
+        return []
+    try:
+        # An evenly strided sample keeps the judge's cost flat for 100M-element outputs; norm-wise
+        # error and the fingerprint share are statistics, which a 1M sample estimates well.
+        step = max(1, output.numel() // _ERROR_SAMPLE)
+        out = output.detach().to("cpu").reshape(-1)[::step]
+        exp64 = expected_fp64.detach().to("cpu", torch.float64).reshape(-1)[::step]
+        ref = reference_output.detach().to("cpu").reshape(-1)[::step]
+        if not bool(torch.isfinite(out).all()):
+            return []
+        for low_bits, fmt in ((16, "bfloat16"), (13, "float16")):
+            frac, n = _half_fraction(out, low_bits)
+            ref_frac, _ = _half_fraction(ref, low_bits)
+            if n >= _MIN_ELEMENTS and frac >= _HALF_FINGERPRINT and ref_frac < 0.5:
+                return [Finding("precision-downgrade",
+                                f"{frac:.1%} of {n} non-integer output values are exactly representable in {fmt} "
+                                f"(reference: {ref_frac:.1%}; fp32 arithmetic gives ~0.01%): the result went through {fmt}")]
+        kernel_err = _norm_rel(out, exp64)
+        ref_err = _norm_rel(ref, exp64)
+        floor = _STRICT_ERROR_FLOOR if (category or "").lower() in _NO_CONTRACTION_CATEGORIES else _ERROR_FLOOR
+        bar = max(floor, _ERROR_RATIO * ref_err)
+        if kernel_err > bar:
+            return [Finding("precision-downgrade",
+                            f"norm-wise relative error vs float64 is {kernel_err:.2e}, the fp32 reference's is "
+                            f"{ref_err:.2e} (allowed: {bar:.2e} for a '{category or 'unknown'}' task): reduced-precision arithmetic")]
+    except Exception:
+        return []
     return []
 
 
 def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[float]) -> list[Finding]:
     """stream-injection / timer-patching: device-event times versus host-clock times per repetition."""
+    pairs = [(float(e), float(h)) for e, h in zip(event_times_ms, host_times_ms)
+             if _finite(e) and _finite(h)]
+    if len(pairs) != len(list(zip(event_times_ms, host_times_ms))) and pairs:
+        bad = len(list(zip(event_times_ms, host_times_ms))) - len(pairs)
+        return [Finding("timer-patching", f"{bad} repetition(s) report a non-finite or negative time")]
+    if not pairs:
+        return []
+    events = [e for e, _ in pairs]
+    hosts = [h for _, h in pairs]
+    ev_med, host_med = statistics.median(events), statistics.median(hosts)
+    if ev_med > host_med * _EVENT_OVER_HOST_RATIO + _EVENT_OVER_HOST_MARGIN_MS:
+        return [Finding("timer-patching",
+                        f"device events claim {ev_med:.4g} ms per repetition but the enclosing host clock saw "
+                        f"{host_med:.4g} ms (median of {len(pairs)}): the event times are not real")]
+    if host_med > _HOST_OVER_EVENT_RATIO * ev_med + _HOST_OVER_EVENT_MARGIN_MS:
+        return [Finding("stream-injection",
+                        f"host clock {host_med:.4g} ms vs device events {ev_med:.4g} ms per repetition (median of "
+                        f"{len(pairs)}; allowed {_HOST_OVER_EVENT_RATIO}x + {_HOST_OVER_EVENT_MARGIN_MS} ms): work "
+                        "runs where the timing events do not see it")]
     return []
+
+
+def _finite(x: Any) -> bool:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(v) and v >= 0
+
+
+def device_peaks(device_name: str) -> tuple[float, float, float] | None:
+    """(bytes/s, fp32 FLOP/s, tensor FLOP/s) for a device name as torch reports it, or None."""
+    norm = re.sub(r"[\s_]+", " ", device_name or "").upper()
+    for key, bw, fp32, tensor in _DEVICE_PEAKS:
+        if key.upper().replace("-", " ") in norm.replace("-", " "):
+            return bw, fp32, tensor
+    return None
 
 
 def roofline_findings(kernel_ms: float, flops: float | None, bytes_moved: float | None, device_name: str) -> list[Finding]:
     """impossible-speed: faster than the task's roofline floor on this device (a flag)."""
+    peaks = device_peaks(device_name)
+    if peaks is None or not _finite(kernel_ms) or (not flops and not bytes_moved):
+        return []
+    bw, _fp32, tensor = peaks
+    floor_s = max((bytes_moved or 0) / bw, (flops or 0) / tensor)
+    floor_ms = floor_s * 1e3
+    if floor_ms > 0 and kernel_ms < _ROOFLINE_SAFETY * floor_ms:
+        return [Finding("impossible-speed",
+                        f"{kernel_ms:.4g} ms is below {_ROOFLINE_SAFETY} x the roofline floor {floor_ms:.4g} ms on "
+                        f"{device_name} ({bytes_moved or 0:.3g} B at {bw:.3g} B/s, {flops or 0:.3g} FLOP at {tensor:.3g} FLOP/s)",
+                        "flag")]
     return []
 
 
 def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
     """degenerate-output: the kernel's outputs do not change across different inputs (a flag)."""
+    tensors = [t.detach().to("cpu") for t in outputs if isinstance(t, torch.Tensor) and t.numel()]
+    if len(tensors) < 2:
+        return []
+    first = tensors[0]
+    if all(t.shape == first.shape and t.dtype == first.dtype and torch.equal(t, first) for t in tensors[1:]):
+        return [Finding("degenerate-output", f"identical outputs for {len(tensors)} different input sets", "flag")]
+    if first.is_floating_point():
+        for t in tensors:
+            if not bool(torch.isfinite(t).all()):
+                return []
+            lo, hi = torch.aminmax(t)
+            scale = max(abs(float(lo)), abs(float(hi)), 1e-30)
+            if float(hi) - float(lo) > 1e-6 * scale:
+                return []
+        return [Finding("degenerate-output",
+                        f"each of {len(tensors)} outputs is constant across its elements "
+                        f"(relative spread <= 1e-6)", "flag")]
     return []

@@ -1,19 +1,470 @@
-"""In-process runtime guard armed in the kernel worker (filled in by the anti-hack catalog work)."""
+"""In-process runtime guard armed in the kernel worker right before kernel.py is imported.
+
+Three kinds of evidence, reported by `check(phase)` after each phase:
+
+* identity of everything the worker's measurement and result channel rely on (clock, CUDA
+  events, synchronize, the scorer's own functions, the torch/stdlib functions the worker uses to
+  copy and send outputs): a changed object is `timer-patching`, naming the attribute;
+* Python threads started since `arm()` and still alive, and (CPU runs) native threads that are
+  not torch's own pool: `thread-injection`;
+* audit events raised while the kernel's own code is the caller: frame/gc walking, ctypes,
+  sockets, files outside the worker's directories, imports of the scorer (`harness-introspection`)
+  and processes (`thread-injection`). The hook only records, never blocks.
+
+An audit hook cannot be removed, so one process-wide hook is installed once and forwards to the
+guard that is currently armed; it is written to be cheap for the events it ignores and to do
+nothing when it re-enters itself.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import types
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from scorer.catalog import Finding
+
+_GETFRAME = sys._getframe
+_MAX_EVENTS = 64
+_MAX_FRAMES = 40
+
+# event -> pattern. Everything else returns after one dict lookup.
+_WATCHED: dict[str, str] = {
+    "sys._getframe": "harness-introspection",
+    "sys._current_frames": "harness-introspection",
+    "sys.settrace": "harness-introspection",
+    "sys.setprofile": "harness-introspection",
+    "sys.addaudithook": "harness-introspection",
+    "gc.get_objects": "harness-introspection",
+    "gc.get_referrers": "harness-introspection",
+    "gc.get_referents": "harness-introspection",
+    "ctypes.dlopen": "harness-introspection",
+    "ctypes.dlsym": "harness-introspection",
+    "ctypes.addressof": "harness-introspection",
+    "ctypes.string_at": "harness-introspection",
+    "ctypes.wstring_at": "harness-introspection",
+    "ctypes.cdata": "harness-introspection",
+    "ctypes.cdata/buffer": "harness-introspection",
+    "ctypes.call_function": "harness-introspection",
+    "object.__setattr__": "timer-patching",
+    "object.__delattr__": "timer-patching",
+    "object.__getattr__": "harness-introspection",
+    "open": "harness-introspection",
+    "import": "harness-introspection",
+    "exec": "harness-introspection",
+    "compile": "harness-introspection",
+    "marshal.loads": "harness-introspection",
+    "os.system": "thread-injection",
+    "os.fork": "thread-injection",
+    "os.forkpty": "thread-injection",
+    "os.posix_spawn": "thread-injection",
+    "os.spawn": "thread-injection",
+    "os.exec": "thread-injection",
+    "os.kill": "thread-injection",
+    "subprocess.Popen": "thread-injection",
+    "_thread.start_new_thread": "thread-injection",
+    "socket.__new__": "harness-introspection",
+    "socket.connect": "harness-introspection",
+    "socket.bind": "harness-introspection",
+    "socket.getaddrinfo": "harness-introspection",
+}
+_SENSITIVE_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame",
+                              "cr_frame", "ag_frame", "__globals__", "__code__", "__closure__", "f_code"})
+_OWN_PACKAGES = ("scorer", "kernelarena", "orchestrator", "harnesses", "sandbox")
+# Events only counted when kernel.py calls the primitive itself: the import machinery, logging,
+# namedtuple/enum and dataclasses raise them on the kernel's behalf for honest code.
+_DIRECT_ONLY = frozenset({"exec", "compile", "marshal.loads", "object.__setattr__", "object.__delattr__",
+                          "object.__getattr__"})
+# Frame walking is counted through these wrappers only (logging/collections also call _getframe).
+_FRAME_EVENTS = frozenset({"sys._getframe", "sys._current_frames"})
+_FRAME_WRAPPERS = ("inspect.py", "traceback.py")
+_SCORER_ROOT = str(Path(__file__).resolve().parent.parent)
+# Frames of these files sit between a kernel and the event it caused without hiding it
+# (threading.Thread.start, inspect.stack, subprocess.run are how a kernel reaches the primitive).
+# The directory of `os.py` is the standard library itself; in a venv sysconfig's "platstdlib"
+# would also cover site-packages, which must not count as a transparent wrapper.
+_STDLIB_DIRS = (os.path.dirname(os.__file__) + os.sep,)
+_RUNTIME_THREAD_PREFIXES = ("cuda", "hip", "rocr", "nvidia", "cupti", "amd", "torch", "pt_", "triton")
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """One attribute whose identity is captured at arm(): `owner.name`, read statically."""
+
+    label: str
+    owner: Any
+    name: str
+
+
+def _static_get(owner: Any, name: str) -> Any:
+    # Class attributes are read from the class dict so descriptors (classmethods, functions)
+    # compare by identity instead of producing a fresh bound method on every read.
+    if isinstance(owner, type):
+        for klass in owner.__mro__:
+            if name in vars(klass):
+                return vars(klass)[name]
+        return None
+    return getattr(owner, name, None)
+
+
+def _watch_list() -> list[_Watched]:
+    import time
+
+    import torch
+
+    watched: list[_Watched] = []
+
+    def add(label: str, owner: Any, names: tuple[str, ...]) -> None:
+        watched.extend(_Watched(f"{label}.{n}", owner, n) for n in names)
+
+    add("time", time, ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
+                       "process_time", "sleep"))
+    add("torch.cuda", torch.cuda, ("Event", "synchronize", "current_stream", "default_stream", "Stream",
+                                   "stream", "is_available", "get_device_properties", "mem_get_info",
+                                   "empty_cache", "set_stream", "graph", "CUDAGraph"))
+    event_cls = torch.cuda.Event
+    add("torch.cuda.Event", event_cls, ("record", "elapsed_time", "synchronize", "query", "wait", "__init__",
+                                        "__new__"))
+    add("torch.cuda.Stream", torch.cuda.Stream, ("synchronize", "wait_event", "wait_stream", "record_event", "query"))
+    add("torch", torch, ("save", "load", "no_grad", "manual_seed", "allclose", "equal", "isclose", "empty",
+                         "full", "randn", "from_numpy"))
+    add("torch.Tensor", torch.Tensor, ("to", "cpu", "detach", "clone", "copy_", "contiguous", "reshape", "view",
+                                       "numpy", "tobytes" if hasattr(torch.Tensor, "tobytes") else "tolist",
+                                       "as_subclass", "data_ptr", "untyped_storage", "fill_", "__eq__",
+                                       "__torch_function__", "__torch_dispatch__", "__reduce_ex__",
+                                       "element_size", "numel", "is_floating_point", "float", "double"))
+    add("torch.nn.Module", torch.nn.Module, ("__call__", "_call_impl", "_wrapped_call_impl", "to",
+                                             "load_state_dict", "state_dict"))
+    add("os", os, ("write", "read", "readv", "getpid", "_exit", "set_blocking"))
+    import hashlib
+    import json
+    import pickle
+    import select
+    import struct
+
+    add("hashlib", hashlib, ("sha256",))
+    add("json", json, ("dumps", "loads"))
+    add("select", select, ("select",))
+    add("struct", struct, ("Struct", "pack", "unpack"))
+    add("pickle", pickle, ("dumps", "loads", "Pickler", "Unpickler"))
+    add("threading", threading, ("enumerate", "Thread", "active_count"))
+    import builtins
+
+    add("builtins", builtins, ("isinstance", "type", "len", "getattr", "setattr", "open", "print",
+                               "__import__", "float", "int", "sum", "max", "min", "repr", "hash", "id"))
+    # The scorer's own functions and classes (whatever is loaded in this worker).
+    for mod_name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or mod_name.split(".")[0] not in ("scorer",):
+            continue
+        for attr, value in list(vars(module).items()):
+            if attr.startswith("__") or isinstance(value, types.ModuleType):
+                continue
+            if callable(value) or isinstance(value, (int, float, str, tuple, frozenset)):
+                watched.append(_Watched(f"{mod_name}.{attr}", module, attr))
+            if isinstance(value, type) and getattr(value, "__module__", "") == mod_name:
+                for member, inner in list(vars(value).items()):
+                    if callable(inner) or isinstance(inner, (staticmethod, classmethod, property)):
+                        watched.append(_Watched(f"{mod_name}.{attr}.{member}", value, member))
+    return watched
+
+
+class _Recorder:
+    """State the audit hook writes to. Held by the hook's closure, not by a module global, so a
+    kernel cannot swap it out without walking the interpreter (which the hook records)."""
+
+    def __init__(self) -> None:
+        self.kernel_file: str | None = None
+        self.kernel_files: frozenset[str] = frozenset()
+        self.denied_dirs: tuple[str, ...] = ()
+        self.own_dir = "\0"
+        self.allowed_dirs: tuple[str, ...] = ()
+        self.events: list[tuple[str, str, str, int]] = []
+        self.dropped = 0
+        self.busy = False
+
+
+_RECORDER = _Recorder()
+_HOOK_INSTALLED = [False]
+
+
+def _make_hook(rec: _Recorder, getframe: Callable[..., Any]) -> Callable[[str, tuple[Any, ...]], None]:
+    watched = _WATCHED
+    stdlib = _STDLIB_DIRS
+    sensitive = _SENSITIVE_ATTRS
+    own = _OWN_PACKAGES
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        pattern = watched.get(event)
+        if pattern is None or rec.kernel_file is None or rec.busy:
+            return
+        rec.busy = True
+        try:
+            if event in _DIRECT_ONLY:
+                wrappers: tuple[str, ...] | None = ()
+            elif event in _FRAME_EVENTS:
+                wrappers = _FRAME_WRAPPERS
+            else:
+                wrappers = None
+            line = _kernel_line(getframe, rec.kernel_files, stdlib, wrappers)
+            if line is None:
+                return
+            detail = _relevant(event, args, rec, sensitive, own)
+            if detail is None:
+                return
+            if len(rec.events) < _MAX_EVENTS:
+                rec.events.append((pattern, event, detail, line))
+            else:
+                rec.dropped += 1
+        except Exception:
+            return  # never let the guard break the process it watches
+        finally:
+            rec.busy = False
+
+    return hook
+
+
+def _kernel_line(getframe: Callable[..., Any], kernel_files: frozenset[str], stdlib: tuple[str, ...],
+                 wrappers: tuple[str, ...] | None) -> int | None:
+    """Line in kernel.py that caused the event: the nearest caller frame is the kernel's, or only
+    standard-library frames (`wrappers`: only those files; `()`: none) separate the two. Library
+    frames (torch, triton) in between mean the library acted on its own account (compiling,
+    caching) and the event is not the kernel's."""
+    try:
+        frame = getframe(2)
+    except ValueError:
+        return None
+    depth = 0
+    while frame is not None and depth < _MAX_FRAMES:
+        filename = frame.f_code.co_filename
+        if filename in kernel_files:
+            return frame.f_lineno
+        if wrappers is None:
+            if not ((filename.startswith(stdlib) and "-packages" not in filename) or filename.startswith("<frozen")):
+                return None
+        elif not filename.endswith(wrappers):
+            return None
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+def _relevant(event: str, args: tuple[Any, ...], rec: _Recorder, sensitive: frozenset[str],
+              own: tuple[str, ...]) -> str | None:
+    """Short text of the event's arguments, or None when the event is harmless."""
+    if event == "open":
+        path = args[0] if args else None
+        if isinstance(path, int):
+            return f"open(fd {path})"
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            return None
+        text = os.fsdecode(path)
+        full = os.path.realpath(text)
+        if full.startswith(rec.own_dir):
+            return None
+        if full.startswith(rec.allowed_dirs) and not full.startswith(rec.denied_dirs):
+            return None
+        return f"open({text!r})"
+    if event == "import":
+        name = str(args[0]) if args else ""
+        return f"import {name}" if name.split(".")[0] in own else None
+    if event in ("object.__setattr__", "object.__delattr__"):
+        obj = args[0] if args else None
+        if isinstance(obj, (types.ModuleType, type)) and not _defined_in(obj, rec.kernel_files):
+            name = getattr(obj, "__name__", "?")
+            return f"{event}({name}, {args[1]!r})" if len(args) > 1 else event
+        return None
+    if event == "object.__getattr__":
+        attr = args[1] if len(args) > 1 else None
+        return f"getattr(<{type(args[0]).__name__}>, {attr!r})" if attr in sensitive else None
+    if event in ("exec", "compile"):
+        return event + "()"
+    shown = ", ".join(_short(a) for a in args[:3])
+    return f"{event}({shown})"
+
+
+def _defined_in(obj: Any, files: frozenset[str]) -> bool:
+    """True for the kernel's own module and classes (decorators like dataclass set attributes)."""
+    module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(getattr(obj, "__module__", ""))
+    return getattr(module, "__file__", None) in files
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _denied_dirs(kernel_path: Path) -> tuple[str, ...]:
+    """The scorer package, the suites (reference code) and the judge's private folder around the
+    kernel's own (the reference worker's files and logs live there)."""
+    scorer_pkg = Path(__file__).resolve().parent
+    dirs = [scorer_pkg, Path(_SCORER_ROOT) / "suites", Path(_SCORER_ROOT) / "tests",
+            kernel_path.resolve().parent.parent]
+    extra = os.environ.get("KERNELARENA_SUITES_PATH", "")
+    dirs += [Path(p) for p in extra.split(os.pathsep) if p]
+    return tuple(str(d.resolve()) + os.sep for d in dirs)
+
+
+def _native_threads() -> dict[str, str]:
+    """tid -> comm for every native thread of this process (empty where /proc is missing)."""
+    base = "/proc/self/task"
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for tid in tids:
+        try:
+            with open(f"{base}/{tid}/comm", encoding="utf-8", errors="replace") as fh:
+                out[tid] = fh.read().strip()
+        except OSError:
+            continue
+    return out
 
 
 class RuntimeGuard:
     def __init__(self, kernel_path: Path) -> None:
         self.kernel_path = Path(kernel_path)
+        self._watched: list[tuple[_Watched, Any]] = []
+        self._threads: set[int] = set()
+        self._native: dict[str, str] = {}
+        self._reported: set[tuple[str, str]] = set()
+        self._events_seen = 0
+        self._armed = False
 
     def arm(self) -> None:
         """Call right before the kernel module is imported."""
+        kernel_file = str(self.kernel_path.resolve())
+        self._warm_thread_pool()
+        self._watched = [(w, _static_get(w.owner, w.name)) for w in _watch_list()]
+        self._threads = {t.ident for t in threading.enumerate() if t.ident is not None}
+        self._native = _native_threads()
+        _RECORDER.allowed_dirs = self._allowed_dirs()
+        _RECORDER.own_dir = str(self.kernel_path.resolve().parent) + os.sep
+        _RECORDER.denied_dirs = _denied_dirs(self.kernel_path)
+        _RECORDER.events.clear()
+        _RECORDER.dropped = 0
+        # The kernel is imported under a path we know; the hook compares code filenames to it
+        # (spec_from_file_location keeps the path as given, so both spellings are accepted).
+        _RECORDER.kernel_files = frozenset({kernel_file, str(self.kernel_path), str(self.kernel_path.absolute())})
+        _RECORDER.kernel_file = kernel_file
+        if not _HOOK_INSTALLED[0]:
+            sys.addaudithook(_make_hook(_RECORDER, _GETFRAME))
+            _HOOK_INSTALLED[0] = True
+        self._armed = True
+
+    def _allowed_dirs(self) -> tuple[str, ...]:
+        # The kernel's own folder (caches live inside it), the interpreter's libraries (imports
+        # from kernel code open them) and device files. The scorer's tree is denied separately,
+        # even where it lies under one of these.
+        dirs = [self.kernel_path.resolve().parent]
+        for var in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TMPDIR", "TRITON_HOME"):
+            if os.environ.get(var):
+                dirs.append(Path(os.environ[var]))
+        dirs += [Path.home() / ".triton", Path("/dev/null"), Path("/dev/nvidia"), Path("/dev/dri"),
+                 Path("/usr/local/cuda"), Path(sys.prefix), Path(sys.base_prefix)]
+        dirs += [Path(p) for p in sys.path if p and Path(p).is_dir() and str(Path(p).resolve()) != _SCORER_ROOT]
+        return tuple(str(d.resolve()) for d in dirs)
+
+    @staticmethod
+    def _warm_thread_pool() -> None:
+        # torch creates its OpenMP pool on the first parallel op; doing that now keeps those
+        # threads out of the "new native threads" count.
+        try:
+            import torch
+
+            torch.ones(1 << 18).add_(1.0)
+        except Exception:
+            return
 
     def check(self, phase: str) -> list[Finding]:
         """Call after each phase (load, correctness, timing); returns new findings."""
-        return []
+        if not self._armed:
+            return []
+        findings: list[Finding] = []
+        findings += self._identity_findings(phase)
+        findings += self._audit_findings(phase)
+        findings += self._thread_findings(phase)
+        return findings
+
+    def _new(self, pattern: str, key: str, evidence: str, out: list[Finding]) -> None:
+        if (pattern, key) not in self._reported:
+            self._reported.add((pattern, key))
+            out.append(Finding(pattern, evidence))
+
+    def _identity_findings(self, phase: str) -> list[Finding]:
+        out: list[Finding] = []
+        for watched, original in self._watched:
+            try:
+                current = _static_get(watched.owner, watched.name)
+            except Exception:
+                current = None
+            if current is not original:
+                self._new("timer-patching", watched.label,
+                          f"{watched.label} was replaced during {phase} (was {_short(original)}, now {_short(current)})",
+                          out)
+        return out
+
+    def _audit_findings(self, phase: str) -> list[Finding]:
+        out: list[Finding] = []
+        name = self.kernel_path.name
+        for pattern, event, detail, line in list(_RECORDER.events):
+            self._new(pattern, f"{event}:{detail}:{line}",
+                      f"{name}:{line}: {detail} (audit event '{event}' raised by the kernel's code during {phase})", out)
+        if _RECORDER.dropped:
+            self._new("harness-introspection", "dropped",
+                      f"{_RECORDER.dropped} further audit events from the kernel's code were not kept", out)
+        return out
+
+    def _thread_findings(self, phase: str) -> list[Finding]:
+        out: list[Finding] = []
+        new = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
+        new = [t for t in new if not _started_by_scorer(t)]
+        if new:
+            names = ", ".join(f"{t.name} ({_thread_target(t)})" for t in new[:6])
+            self._new("thread-injection", "python:" + ",".join(sorted(t.name for t in new)),
+                      f"{len(new)} Python thread(s) started by the kernel still alive after {phase}: {names}", out)
+        if not _cuda_initialized():
+            native = _native_threads()
+            own_comm = native.get(str(os.getpid()), "")
+            fresh = {tid: comm for tid, comm in native.items() if tid not in self._native}
+            python_tids = {str(t.native_id) for t in new if t.native_id is not None}
+            unexplained = {tid: comm for tid, comm in fresh.items()
+                           if tid not in python_tids and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
+            if unexplained:
+                comms = sorted(set(unexplained.values()))
+                self._new("thread-injection", "native:" + ",".join(sorted(unexplained)),
+                          f"{len(unexplained)} native thread(s) not started by torch appeared after {phase} "
+                          f"(names {comms}; process is '{own_comm}', {len(self._native)} threads at arm)", out)
+        return out
+
+
+def _started_by_scorer(t: threading.Thread) -> bool:
+    target = getattr(t, "_target", None)
+    module = getattr(target, "__module__", "") or type(t).__module__
+    return module.split(".")[0] in _OWN_PACKAGES
+
+
+def _thread_target(t: threading.Thread) -> str:
+    target = getattr(t, "_target", None)
+    if target is None:
+        return type(t).__qualname__
+    code = getattr(target, "__code__", None)
+    where = f" at {Path(code.co_filename).name}:{code.co_firstlineno}" if code is not None else ""
+    return f"{getattr(target, '__qualname__', type(target).__name__)}{where}"
+
+
+def _cuda_initialized() -> bool:
+    # CUDA/ROCm runtimes and the profiler start helper threads we cannot tell apart by name;
+    # on GPU runs native threads are left to the audit events and the static ban.
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:
+        return True

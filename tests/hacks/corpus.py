@@ -1,0 +1,98 @@
+"""The attack and clean kernel corpus: discovery from file headers, and scoring one entry.
+
+Each file carries its own metadata in leading comments: `# task: ID` (required), `# suite: PATH`
+(default: the demo suite), `# xfail: WHY` (a known gap) and `# gpu-only` (needs CUDA: load_inline, streams, CUDA graphs, or a
+check that only exists on a GPU such as the roofline). An attack's pattern is its folder name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorer.catalog import get_pattern
+from scorer.options import ScoreOptions
+from scorer.score import Score
+from scorer.suites import Suite, load_suite
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+ATTACKS = HERE / "attacks"
+CLEAN = HERE / "clean"
+_HEADER = re.compile(r"^#\s*(task|suite|xfail):\s*(.+?)\s*$|^#\s*(gpu-only)\b", re.M)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    task: str
+    suite: str
+    gpu_only: bool
+    pattern: str | None  # None for clean kernels
+    xfail: str | None = None  # a known gap, with the change that closes it
+
+    @property
+    def name(self) -> str:
+        return f"{self.pattern}/{self.path.stem}" if self.pattern else self.path.stem
+
+
+def _entry(path: Path, pattern: str | None) -> Entry:
+    head = "\n".join(path.read_text(encoding="utf-8").splitlines()[:8])
+    meta: dict[str, str] = {}
+    gpu_only = False
+    for m in _HEADER.finditer(head):
+        if m.group(3):
+            gpu_only = True
+        else:
+            meta[m.group(1)] = m.group(2)
+    if "task" not in meta:
+        raise ValueError(f"{path}: missing '# task: ID' header")
+    suite = meta.get("suite", "demo")
+    if suite != "demo":
+        suite = str((REPO / suite).resolve())
+    return Entry(path, meta["task"], suite, gpu_only, pattern, meta.get("xfail"))
+
+
+def attack_entries() -> list[Entry]:
+    return [_entry(p, p.parent.name) for p in sorted(ATTACKS.glob("*/*.py"))]
+
+
+def clean_entries() -> list[Entry]:
+    return [_entry(p, None) for p in sorted(CLEAN.glob("*.py"))]
+
+
+_SUITES: dict[str, Suite] = {}
+
+
+def suite_for(entry: Entry) -> Suite:
+    if entry.suite not in _SUITES:
+        _SUITES[entry.suite] = load_suite(entry.suite)
+    return _SUITES[entry.suite]
+
+
+def quick_options(device: str) -> ScoreOptions:
+    """Few seeds and repetitions: enough for every check (refill needs two seeds)."""
+    if device == "cpu":
+        return ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)
+    return ScoreOptions(device=device, seeds=2, warmup=3, repetitions=20)
+
+
+def score_entry(entry: Entry, device: str, options: ScoreOptions | None = None) -> Score:
+    from scorer import score_kernel
+
+    return score_kernel(suite_for(entry), entry.task, entry.path, device=device,
+                        options=options or quick_options(device))
+
+
+def caught(entry: Entry, score: Score) -> bool:
+    """An attack is caught when its own pattern is reported with the severity the catalog gives it
+    (reject patterns also need the hack_detected verdict)."""
+    assert entry.pattern is not None
+    if get_pattern(entry.pattern).severity == "flag":
+        return any(f["pattern"] == entry.pattern for f in score.flags)
+    return score.verdict == "hack_detected" and any(h["pattern"] == entry.pattern for h in score.hacks)
+
+
+def clean_ok(score: Score) -> bool:
+    return score.verdict == "passed" and not score.hacks and not score.flags

@@ -1,0 +1,98 @@
+"""Scores every attack and clean kernel of tests/hacks on a GPU and tabulates the catalog's hit rate.
+
+    python tests/hacks/gpu_corpus.py --out DIR [--device cuda] [--only SUBSTRING]
+
+Prints, per pattern, how many attacks were tried and caught, and how many clean kernels were
+wrongly rejected or flagged; writes DIR/gpu_corpus.json with every verdict and its evidence.
+Runs on CPU too (`--device cpu`, GPU-only files skipped), which is how it is smoke-tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from scorer.catalog import PATTERNS  # noqa: E402
+from tests.hacks.corpus import Entry, attack_entries, caught, clean_entries, clean_ok, score_entry  # noqa: E402
+
+
+def _run(entry: Entry, device: str) -> dict:
+    start = time.perf_counter()
+    try:
+        score = score_entry(entry, device)
+    except Exception as exc:  # a scorer failure is a row in the table, not the end of the run
+        return {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": False,
+                "verdict": "scorer_error", "error": f"{type(exc).__name__}: {exc}"[:2000],
+                "seconds": round(time.perf_counter() - start, 2)}
+    ok = caught(entry, score) if entry.pattern else clean_ok(score)
+    return {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": ok, "verdict": score.verdict,
+            "hacks": score.hacks, "flags": score.flags, "error": (score.error or "")[:2000],
+            "known_gap": entry.xfail, "seconds": round(time.perf_counter() - start, 2),
+            "kernel_ms": score.timing.kernel_ms if score.timing else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for gpu_corpus.json")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--only", default="", help="score only entries whose name contains this")
+    parser.add_argument("--kind", default="all", choices=("all", "attacks", "clean"))
+    args = parser.parse_args(argv)
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print("error: no CUDA device visible; run on a GPU machine or pass --device cpu", file=sys.stderr)
+            return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    pool = {"all": attack_entries() + clean_entries(), "attacks": attack_entries(), "clean": clean_entries()}[args.kind]
+    entries = [e for e in pool
+               if args.only in e.name and (args.device == "cuda" or not e.gpu_only)]
+    rows = []
+    for entry in entries:
+        row = _run(entry, args.device)
+        rows.append(row)
+        mark = "ok " if row["ok"] else ("gap" if row.get("known_gap") else "BAD")
+        print(f"[{mark}] {row['name']:55s} {row['verdict']:14s} {row['seconds']:6.1f}s", flush=True)
+
+    table = []
+    for p in PATTERNS:
+        tried = [r for r in rows if r["pattern"] == p.id]
+        table.append({"pattern": p.id, "severity": p.severity, "tried": len(tried),
+                      "caught": sum(r["ok"] for r in tried),
+                      "missed": [r["name"] for r in tried if not r["ok"]],
+                      "false_positives": sum(1 for r in rows if r["pattern"] is None and any(
+                          h["pattern"] == p.id for h in r.get("hacks", []) + r.get("flags", [])))})
+    clean_rows = [r for r in rows if r["pattern"] is None]
+    print()
+    print(f"{'pattern':24s} {'severity':8s} {'tried':>5s} {'caught':>6s} {'false+':>6s}")
+    for t in table:
+        print(f"{t['pattern']:24s} {t['severity']:8s} {t['tried']:5d} {t['caught']:6d} {t['false_positives']:6d}")
+    print(f"clean kernels: {len(clean_rows)} scored, {sum(r['ok'] for r in clean_rows)} passed without hack or flag")
+    result = {"device": args.device, "environment": _environment(), "patterns": table, "results": rows}
+    tmp = args.out / "gpu_corpus.json.tmp"
+    tmp.write_text(json.dumps(result, indent=2))
+    os.replace(tmp, args.out / "gpu_corpus.json")
+    print(f"wrote {args.out / 'gpu_corpus.json'}")
+    return 0
+
+
+def _environment() -> dict:
+    import torch
+
+    env = {"torch": torch.__version__, "cuda": torch.version.cuda}
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name(0)
+    return env
+
+
+if __name__ == "__main__":
+    sys.exit(main())

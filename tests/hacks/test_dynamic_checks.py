@@ -1,0 +1,243 @@
+"""The data-driven checks on real tensors: what they flag, what they leave alone."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from scorer import dynamic_checks as dc
+
+
+def _poisoned(shape: tuple[int, ...]) -> torch.Tensor:
+    return torch.full(shape, float("nan"))
+
+
+# --- lazy-evaluation ------------------------------------------------------------------------------
+
+class _Sub(torch.Tensor):
+    pass
+
+
+def test_plain_outputs_accepted() -> None:
+    t = torch.randn(4, 5)
+    assert dc.check_output_object(t) == []
+    assert dc.check_output_object((t, t.t())) == []
+    assert dc.check_output_object([t[1:], torch.empty(0)]) == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(3).as_subclass(_Sub),
+    lambda: torch.empty(3, device="meta"),
+    lambda: (torch.randn(2), torch.randn(2).as_subclass(_Sub)),
+    lambda: [1.0, 2.0],
+    lambda: {"out": torch.randn(2)},
+    lambda: None,
+])
+def test_non_plain_outputs_rejected(make) -> None:
+    findings = dc.check_output_object(make())
+    assert findings and all(f.pattern == "lazy-evaluation" for f in findings)
+
+
+def test_hostile_object_is_evidence_not_a_crash() -> None:
+    class Evil:
+        def __getattribute__(self, name):
+            raise RuntimeError("boom")
+
+    assert [f.pattern for f in dc.check_output_object(Evil())] == ["lazy-evaluation"]
+
+
+def test_fake_tensor_rejected() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = torch.empty(4)
+    assert [f.pattern for f in dc.check_output_object(fake)] == ["lazy-evaluation"]
+
+
+# --- identity / noop / stale -----------------------------------------------------------------------
+
+def test_identity_named_with_input_index() -> None:
+    x, r = torch.randn(8, 16), torch.randn(8, 16)
+    (f,) = dc.explain_mismatch(r.clone(), x + r, [x, r])
+    assert f.pattern == "identity-kernel" and "input 1" in f.evidence
+
+
+def test_wrong_but_not_an_input_is_not_identity() -> None:
+    x = torch.randn(8, 16)
+    assert dc.explain_mismatch(x * 2.0, torch.sigmoid(x), [x]) == []
+
+
+def test_partial_write_is_noop_with_fraction() -> None:
+    x = torch.randn(10, 10)
+    expected = torch.sigmoid(x)
+    out = _poisoned((10, 10))
+    out[:7] = expected[:7]
+    (f,) = dc.explain_mismatch(out, expected, [x])
+    assert f.pattern == "noop-kernel" and "30 of 100" in f.evidence
+
+
+def test_never_written_is_stale_memory() -> None:
+    x = torch.randn(10, 10)
+    out = _poisoned((10, 10))
+    out.view(-1)[:4] = torch.randn(4)  # allocator bookkeeping overwrote a few words
+    (f,) = dc.explain_mismatch(out, torch.sigmoid(x), [x])
+    assert f.pattern == "stale-memory-reuse"
+
+
+def test_arithmetic_nan_is_not_poison() -> None:
+    x = torch.randn(10, 10)
+    out = torch.sigmoid(x)
+    out[0, :5] = torch.zeros(5) / torch.zeros(5)  # 0/0: a NaN with another bit pattern than the fill
+    assert dc.explain_mismatch(out, torch.sigmoid(x), [x]) == []
+
+
+def test_all_zero_output_is_noop() -> None:
+    x = torch.randn(6, 1)
+    (f,) = dc.explain_mismatch(torch.zeros(6, 1), x, [torch.randn(6, 3)])
+    assert f.pattern == "noop-kernel"
+
+
+# --- precision -------------------------------------------------------------------------------------
+
+def _tf32(t: torch.Tensor) -> torch.Tensor:
+    bits = t.contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def _case(name: str, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    if name == "softmax":
+        x = torch.randn(40, 333, generator=g) * 4
+        return [x], lambda *a: torch.softmax(a[0], -1)
+    if name == "swish":
+        x = torch.randn(64, 257, generator=g)
+        return [x], lambda *a: a[0] * torch.sigmoid(a[0])
+    a, b = torch.randn(32, 2048, generator=g), torch.randn(2048, 32, generator=g)
+    return [a, b], lambda *t: t[0] @ t[1]
+
+
+@pytest.mark.parametrize("name", ["softmax", "swish", "matmul"])
+def test_fp32_and_tf32_pass(name: str) -> None:
+    inputs, fn = _case(name)
+    exp64 = fn(*[t.double() for t in inputs])
+    ref = fn(*inputs)
+    assert dc.precision_findings(fn(*inputs), exp64, ref, "float32") == []
+    strict = {"softmax": "softmax", "swish": "activation", "matmul": "matmul"}[name]
+    assert dc.precision_findings(fn(*inputs), exp64, ref, "float32", category=strict) == []
+    if name == "matmul":  # Triton's default tl.dot on fp32 rounds inputs to TF32
+        assert dc.precision_findings(fn(*[_tf32(t) for t in inputs]), exp64, ref, "float32") == []
+
+
+@pytest.mark.parametrize("name", ["softmax", "swish", "matmul"])
+@pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
+def test_half_compute_flagged(name: str, half: torch.dtype) -> None:
+    inputs, fn = _case(name)
+    exp64 = fn(*[t.double() for t in inputs])
+    out = fn(*[t.to(half) for t in inputs]).float()
+    (f,) = dc.precision_findings(out, exp64, fn(*inputs), "float32")
+    assert f.pattern == "precision-downgrade" and f.severity == "reject"
+
+
+def test_bf16_intermediate_with_fp32_output_caught_by_error() -> None:
+    inputs, fn = _case("softmax")
+    x = inputs[0]
+    exp64 = fn(x.double())
+    e = torch.exp((x - x.max(-1, keepdim=True).values).bfloat16().float()).bfloat16().float()
+    out = e / e.sum(-1, keepdim=True)
+    # 9e-4: inside the TF32 band, so only a task known to have no contraction can reject it
+    assert dc.precision_findings(out, exp64, fn(x), "float32") == []
+    assert dc.precision_findings(out, exp64, fn(x), "float32", category="matmul") == []
+    (f,) = dc.precision_findings(out, exp64, fn(x), "float32", category="softmax")
+    assert "norm-wise relative error" in f.evidence
+
+
+def test_half_task_is_not_judged() -> None:
+    inputs, fn = _case("swish")
+    out = fn(*[t.half() for t in inputs]).float()
+    assert dc.precision_findings(out, fn(*[t.double() for t in inputs]), fn(*inputs), "float16") == []
+
+
+def test_integer_valued_outputs_carry_no_fingerprint() -> None:
+    x = torch.randint(-8, 8, (64, 64)).float()
+    out = x.sum(-1, keepdim=True)
+    assert dc.precision_findings(out, x.double().sum(-1, keepdim=True), out, "float32") == []
+
+
+# --- timing ----------------------------------------------------------------------------------------
+
+def test_consistent_times_pass() -> None:
+    events = [1.00, 1.02, 0.99, 1.01]
+    hosts = [1.03, 1.06, 1.02, 1.05]
+    assert dc.timing_findings(events, hosts) == []
+    # tiny kernels: launch overhead dominates the host time, within the 0.05 ms margin
+    assert dc.timing_findings([0.004] * 5, [0.040] * 5) == []
+
+
+def test_host_much_slower_than_events_is_stream_injection() -> None:
+    (f,) = dc.timing_findings([0.10] * 8, [1.20] * 8)
+    assert f.pattern == "stream-injection" and "1.2 ms" in f.evidence
+
+
+def test_events_longer_than_host_is_timer_patching() -> None:
+    (f,) = dc.timing_findings([5.0] * 8, [1.0] * 8)
+    assert f.pattern == "timer-patching"
+    (g,) = dc.timing_findings([float("nan")] + [1.0] * 7, [1.0] * 8)
+    assert g.pattern == "timer-patching"
+
+
+# --- roofline --------------------------------------------------------------------------------------
+
+def test_roofline_flags_below_floor_only_on_known_devices() -> None:
+    bytes_moved = 268435456  # swish at full size: 56 us at 4.8 TB/s
+    (f,) = dc.roofline_findings(0.010, 1.3e8, bytes_moved, "NVIDIA H200")
+    assert f.pattern == "impossible-speed" and f.severity == "flag"
+    assert dc.roofline_findings(0.060, 1.3e8, bytes_moved, "NVIDIA H200") == []
+    assert dc.roofline_findings(0.010, 1.3e8, bytes_moved, "cpu") == []
+    assert dc.roofline_findings(0.010, None, None, "NVIDIA H200") == []
+    # A100's bandwidth is lower, so the same time is even more impossible there
+    assert dc.roofline_findings(0.1, None, bytes_moved, "NVIDIA A100-SXM4-80GB")
+    assert dc.device_peaks("AMD Instinct MI300X") is not None
+
+
+# --- degenerate ------------------------------------------------------------------------------------
+
+def test_constant_outputs_flagged() -> None:
+    ones = [torch.ones(16, 1), torch.ones(16, 1), torch.ones(16, 1)]
+    (f,) = dc.constant_output_findings(ones)
+    assert f.pattern == "degenerate-output" and f.severity == "flag"
+    (g,) = dc.constant_output_findings([torch.full((4, 4), 2.0), torch.full((4, 4), 3.0)])
+    assert g.pattern == "degenerate-output"
+
+
+def test_varied_outputs_not_flagged() -> None:
+    assert dc.constant_output_findings([torch.randn(8, 8), torch.randn(8, 8)]) == []
+    assert dc.constant_output_findings([torch.randn(8, 8)]) == []
+
+
+def test_zero_filled_partial_write_is_noop() -> None:
+    x = torch.randn(12, 10)
+    expected = torch.sigmoid(x)
+    out = torch.zeros(12, 10)
+    out[:6] = expected[:6]
+    (f,) = dc.explain_mismatch(out, expected, [x])
+    assert f.pattern == "noop-kernel" and "60 of 120" in f.evidence
+
+
+def test_wrong_values_everywhere_are_not_noop() -> None:
+    x = torch.randn(12, 10)
+    expected = torch.sigmoid(x)
+    assert dc.explain_mismatch(expected + 0.5, expected, [x]) == []
+
+
+def test_uninitialised_garbage_is_stale_memory() -> None:
+    x = torch.randn(16, 4)
+    garbage = torch.randint(0x60000000, 0x7F000000, (16, 4), dtype=torch.int32).view(torch.float32)
+    (f,) = dc.explain_mismatch(garbage, x.sum(-1, keepdim=True).expand(16, 4).contiguous(), [x])
+    assert f.pattern == "stale-memory-reuse"
+
+
+def test_zeros_inside_tolerance_are_not_counted_as_correct() -> None:
+    x = torch.randn(8, 300) * 4
+    expected = torch.softmax(x, -1)  # most entries are below atol, so 0 is "close" to them
+    (f,) = dc.explain_mismatch(torch.zeros(8, 300), expected, [x])
+    assert f.pattern == "noop-kernel"

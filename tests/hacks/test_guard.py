@@ -1,0 +1,168 @@
+"""RuntimeGuard in a real child process (an audit hook cannot be removed, so never in pytest's
+own): each scenario is a kernel file that is armed, imported and called like the worker does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCENARIOS = {
+    "honest": """
+        import enum, logging, math, os
+        from collections import namedtuple
+        from dataclasses import dataclass
+        import numpy as np
+        import torch
+        Pair = namedtuple("Pair", "a b")
+        class Mode(enum.Enum):
+            A = 1
+        @dataclass
+        class Cfg:
+            block: int = 128
+        log = logging.getLogger(__name__)
+        HERE = os.path.dirname(os.path.abspath(__file__))
+        def run():
+            log.info("running %s", Pair(1, 2))
+            with open(os.path.join(HERE, "scratch.txt"), "w") as fh:
+                fh.write("ok")
+            return torch.ones(4).mul(2) + math.pi + float(np.float32(1))
+    """,
+    "perf_counter": """
+        import time
+        def run():
+            time.perf_counter = lambda: 0.0
+    """,
+    "elapsed_time": """
+        import torch
+        def run():
+            torch.cuda.Event.elapsed_time = lambda self, end: 0.001
+    """,
+    "scorer_function": """
+        import sys
+        def run():
+            timing = sys.modules["scorer.timing"]
+            timing.median_and_spread = lambda times: (0.001, 0.0)
+    """,
+    "getframe": """
+        import sys
+        def run():
+            return sys._getframe(1).f_locals
+    """,
+    "inspect_stack": """
+        import inspect
+        def run():
+            return [f.frame for f in inspect.stack()]
+    """,
+    "gc_walk": """
+        import gc
+        def run():
+            return len(gc.get_objects())
+    """,
+    "thread_alive": """
+        import threading
+        EVT = threading.Event()
+        def run():
+            threading.Thread(target=EVT.wait, name="sneaky", daemon=True).start()
+    """,
+    "raw_native_thread": """
+        import _thread, time
+        def run():
+            _thread.start_new_thread(time.sleep, (30,))
+            time.sleep(0.2)
+    """,
+    "subprocess": """
+        import subprocess
+        def run():
+            subprocess.run(["true"])
+    """,
+    "open_scorer": """
+        import scorer.timing as t
+        def run():
+            return open(t.__file__).read()
+    """,
+    "ctypes_peek": """
+        import ctypes
+        def run():
+            return ctypes.string_at(id(run), 16)
+    """,
+}
+
+DRIVER = r"""
+import importlib.util, json, sys
+from pathlib import Path
+import torch
+import scorer.timing, scorer.dynamic_checks
+from scorer.guard import RuntimeGuard
+results = {}
+for path in sys.argv[1:]:
+    guard = RuntimeGuard(Path(path))
+    guard.arm()
+    spec = importlib.util.spec_from_file_location("kernel_" + Path(path).parent.name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    load = guard.check("load")
+    module.run()
+    run = guard.check("correctness")
+    again = guard.check("timing")
+    results[Path(path).parent.name] = {"load": [f.to_dict() for f in load], "run": [f.to_dict() for f in run],
+                                       "again": [f.to_dict() for f in again]}
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("guard")
+    paths = []
+    for name, body in SCENARIOS.items():
+        folder = base / name
+        folder.mkdir()
+        (folder / "kernel.py").write_text(textwrap.dedent(body))
+        paths.append(str(folder / "kernel.py"))
+    proc = subprocess.run([sys.executable, "-c", DRIVER, *paths], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _found(results: dict, name: str) -> list[dict]:
+    r = results[name]
+    return r["load"] + r["run"]
+
+
+def test_honest_code_is_silent(results: dict) -> None:
+    assert _found(results, "honest") == []
+
+
+@pytest.mark.parametrize("name,pattern,needle", [
+    ("perf_counter", "timer-patching", "time.perf_counter"),
+    ("elapsed_time", "timer-patching", "torch.cuda.Event.elapsed_time"),
+    ("scorer_function", "timer-patching", "scorer.timing.median_and_spread"),
+    ("getframe", "harness-introspection", "sys._getframe"),
+    ("inspect_stack", "harness-introspection", "sys._getframe"),
+    ("gc_walk", "harness-introspection", "gc.get_objects"),
+    ("thread_alive", "thread-injection", "sneaky"),
+    ("raw_native_thread", "thread-injection", "native thread"),
+    ("subprocess", "thread-injection", "subprocess.Popen"),
+    ("open_scorer", "harness-introspection", "timing.py"),
+    ("ctypes_peek", "harness-introspection", "ctypes.string_at"),
+])
+def test_attack_is_recorded(results: dict, name: str, pattern: str, needle: str) -> None:
+    hits = [f for f in _found(results, name) if f["pattern"] == pattern and needle in f["evidence"]]
+    assert hits, _found(results, name)
+
+
+def test_audit_evidence_names_kernel_line(results: dict) -> None:
+    (hit,) = [f for f in results["getframe"]["run"] if "sys._getframe" in f["evidence"]]
+    assert hit["evidence"].startswith("kernel.py:4: ")
+
+
+def test_findings_are_reported_once(results: dict) -> None:
+    assert all(results[name]["again"] == [] for name in SCENARIOS if name != "raw_native_thread")

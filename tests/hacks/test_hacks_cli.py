@@ -1,0 +1,40 @@
+"""`kernelarena hacks` lists the catalog as a table or JSON; an unknown id is a user error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from scorer.catalog import PATTERN_IDS
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "orchestrator.cli", "hacks", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_json_lists_every_pattern() -> None:
+    proc = _cli("--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {r["id"] for r in rows} == PATTERN_IDS
+    for r in rows:
+        assert r["severity"] in ("reject", "flag")
+        assert set(r["checks"]) <= {"static", "dynamic"} and r["checks"]
+        assert r["description"] and r["detection"]
+    flags = {r["id"] for r in rows if r["severity"] == "flag"}
+    assert flags == {"impossible-speed", "degenerate-output"}
+
+
+def test_table_and_single_pattern() -> None:
+    proc = _cli("precision-downgrade")
+    assert proc.returncode == 0
+    assert "precision-downgrade" in proc.stdout and "stream-injection" not in proc.stdout
+
+
+def test_unknown_id_is_a_user_error() -> None:
+    proc = _cli("no-such-hack")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: no anti-hack pattern 'no-such-hack'")
+    assert len(proc.stderr.strip().splitlines()) == 1
