@@ -155,6 +155,11 @@ class Judge:
             self._run_stages(score)
         except StageFailure as fail:
             score.verdict, score.error = fail.verdict, fail.error
+            if score.hacks and fail.verdict != "timeout":
+                # A kernel that patches the clock and then crashes must not hide the evidence
+                # behind a runtime_error.
+                score.verdict = "hack_detected"
+                score.error = "; ".join(f"{h['pattern']}: {h['evidence']}" for h in score.hacks)[:3000] + f" (then: {fail.error[:900]})"
         if score.verdict == "passed":
             self._apply_findings_verdict(score)
         self.durations["total"] = round(time.perf_counter() - start, 4)
@@ -181,7 +186,8 @@ class Judge:
             source = read_source(self.kernel_path)
         score.kernel_sha256 = source.sha256
         with self._stage("static"):
-            self._record(score, static_checks.analyze_source(source.text, str(self.kernel_path), self.suite.policy))
+            self._record(score, static_checks.analyze_source(source.text, str(self.kernel_path), self.suite.policy,
+                                                                task_dtype=self.task.dtype))
         will_time = not self.options.skip_timing and not score.hacks
         with _private_dir() as base:
             limit = self.options.memory_limit_bytes if self.device.type == "cpu" else None
@@ -305,7 +311,7 @@ class Judge:
         reply = self._ask(worker, "correctness", header, payload, self.options.correctness_s)
         with self._stage("checks"), _untrusted_reply("correctness"):
             outcome = evaluate_correctness(ref, list(reply.header.get("calls", [])), dict(reply.payload or {}),
-                                           self.device.type, self.rule, self.task.dtype)
+                                           self.device.type, self.rule, self.task.dtype, self.task.category)
             outcome.findings += [Finding(**f) for f in reply.header.get("findings", [])]
         return outcome
 

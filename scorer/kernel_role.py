@@ -156,8 +156,9 @@ class KernelRole:
     def _call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
               trial: str, around: Callable[[Callable[[], Any]], Any] | None = None) -> CallRecord:
         record = CallRecord(trial)
-        poison_memory(self.device, specs)
         before = [_snapshot(a) for a in args]
+        # After the snapshot: the snapshot's own allocations would otherwise take the poisoned blocks.
+        poison_memory(self.device, specs)
         try:
             with torch.no_grad():
                 out = around(lambda: model(*args)) if around else model(*args)
