@@ -15,6 +15,7 @@ class Rule:
     rtol: float
     atol: float
     exact: bool
+    deterministic: bool = True
 
     def describe(self) -> str:
         return "exact" if self.exact else f"allclose(rtol={self.rtol:g}, atol={self.atol:g})"

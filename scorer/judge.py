@@ -131,7 +131,7 @@ class Judge:
     def __init__(self, suite: Suite, task: Task, kernel_path: Path, device: torch.device, options: ScoreOptions) -> None:
         self.suite, self.task, self.kernel_path = suite, task, kernel_path
         self.device, self.options = device, options
-        self.rule = Rule(task.tolerance.rtol, task.tolerance.atol, task.tolerance.exact)
+        self.rule = Rule(task.tolerance.rtol, task.tolerance.atol, task.tolerance.exact, task.tolerance.deterministic)
         use_test = options.use_test_shapes if options.use_test_shapes is not None else device.type == "cpu"
         self.overrides: dict[str, Any] = dict(task.test_shapes) if use_test else {}
         self.warmup = options.warmup if options.warmup is not None else suite.timing.warmup

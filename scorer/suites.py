@@ -25,9 +25,13 @@ class Tolerance:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     exact: bool = False
+    # Same inputs twice must give bit-identical outputs. A suite whose honest solutions may use
+    # float atomics (split-K, scatter-add) sets it false: a difference inside the tolerance is
+    # then flagged for audit instead of rejected.
+    deterministic: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rtol": self.rtol, "atol": self.atol, "exact": self.exact}
+        return {"rtol": self.rtol, "atol": self.atol, "exact": self.exact, "deterministic": self.deterministic}
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,7 @@ def _tolerance(section: dict[str, Any], default: Tolerance) -> Tolerance:
         rtol=float(section.get("rtol", default.rtol)),
         atol=float(section.get("atol", default.atol)),
         exact=bool(section.get("exact", default.exact)),
+        deterministic=bool(section.get("deterministic", default.deterministic)),
     )
 
 
