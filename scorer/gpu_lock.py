@@ -1,4 +1,6 @@
-"""An exclusive per-GPU lock held while timing, so concurrent scorers never time on one GPU at once."""
+"""A per-GPU reader-writer lock: timing holds it exclusively, and loading and correctness runs
+hold it shared, so concurrent scorers never time on one GPU at once and no other scorer's
+kernel runs on that GPU while one is being timed."""
 
 from __future__ import annotations
 
@@ -21,13 +23,14 @@ def lock_path(gpu_key: str) -> Path:
 
 
 @contextmanager
-def hold_gpu(gpu_key: str | None) -> Iterator[None]:
-    """Blocks until the lock for `gpu_key` is free; None (CPU runs) locks nothing."""
+def hold_gpu(gpu_key: str | None, *, shared: bool = False) -> Iterator[None]:
+    """Blocks until the lock for `gpu_key` can be taken (shared or exclusive); None (CPU runs)
+    locks nothing."""
     if gpu_key is None:
         yield
         return
     with open(lock_path(gpu_key), "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -266,8 +266,9 @@ class Judge:
         kernel_copy = worker.dirs.workdir / "kernel.py"
         shutil.copyfile(self.kernel_path, kernel_copy)
         self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
-        self._load(worker, kernel_copy, ref, score)
-        outcome = self._correctness(worker, ref)
+        with hold_gpu(self._gpu_key(ref.environment), shared=True):
+            self._load(worker, kernel_copy, ref, score)
+            outcome = self._correctness(worker, ref)
         self._record(score, outcome.findings)
         if not will_time or outcome.failure or score.hacks:
             return outcome, None

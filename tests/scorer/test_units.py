@@ -164,3 +164,17 @@ def test_gpu_lock_is_exclusive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
                 fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     with open(lock_path("GPU-1234"), "a+") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released after the block
+
+
+def test_gpu_lock_shared_holders_coexist_and_block_timing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, lock_path
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+    with hold_gpu("GPU-1", shared=True):
+        with open(lock_path("GPU-1"), "a+") as other:
+            fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # a second correctness run may proceed
+            fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+            with pytest.raises(BlockingIOError):  # but nobody may time meanwhile
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
