@@ -154,12 +154,9 @@ class Judge:
         try:
             self._run_stages(score)
         except StageFailure as fail:
+            # The crash decides the verdict (it scores 0 either way); findings recorded before it
+            # stay in score.hacks as evidence for the audit.
             score.verdict, score.error = fail.verdict, fail.error
-            if score.hacks and fail.verdict != "timeout":
-                # A kernel that patches the clock and then crashes must not hide the evidence
-                # behind a runtime_error.
-                score.verdict = "hack_detected"
-                score.error = "; ".join(f"{h['pattern']}: {h['evidence']}" for h in score.hacks)[:3000] + f" (then: {fail.error[:900]})"
         if score.verdict == "passed":
             self._apply_findings_verdict(score)
         self.durations["total"] = round(time.perf_counter() - start, 4)
