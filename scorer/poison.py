@@ -14,6 +14,7 @@ import torch
 _CUDA_POISON_CAP_BYTES = 4 << 30
 _CUDA_POISON_SHARE = 0.5
 _CUDA_BLOCK_BYTES = 256 << 20
+_CPU_COPIES = 8
 
 
 def _fill_poison(t: torch.Tensor) -> None:
@@ -35,10 +36,14 @@ def poison_memory(device: torch.device, output_specs: Sequence[tuple[Sequence[in
             block.fill_(float("nan"))
             blocks.append(block)
             budget -= _CUDA_BLOCK_BYTES
+    # Several poisoned blocks per output size: on the CPU, malloc's size bins are LIFO and torch's
+    # own bookkeeping allocations interleave, so one block might not be the one the kernel gets.
+    copies = 1 if device.type == "cuda" else _CPU_COPIES
     for shape, dtype in output_specs:
-        block = torch.empty(tuple(shape), dtype=dtype, device=device)
-        _fill_poison(block)
-        blocks.append(block)
+        for _ in range(copies):
+            block = torch.empty(tuple(shape), dtype=dtype, device=device)
+            _fill_poison(block)
+            blocks.append(block)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     del blocks
