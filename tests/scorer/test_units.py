@@ -178,3 +178,22 @@ def test_gpu_lock_shared_holders_coexist_and_block_timing(tmp_path: Path, monkey
             fcntl.flock(other.fileno(), fcntl.LOCK_UN)
             with pytest.raises(BlockingIOError):  # but nobody may time meanwhile
                 fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_timed_reps_refill_the_same_buffers_so_version_keyed_caches_miss() -> None:
+    computed: list[float] = []
+    cache: dict[tuple[int, int], torch.Tensor] = {}
+
+    def memoizing(x: torch.Tensor) -> torch.Tensor:
+        key = (x.data_ptr(), x._version)
+        if key not in cache:
+            computed.append(float(x[0]))
+            cache[key] = x * 2
+        return cache[key]
+
+    sets = [[torch.full((4,), float(i))] for i in range(3)]
+    run = time_forward(memoizing, sets, TimingPlan(warmup=0, repetitions=6, flush_l2=False, keep_reps=(1, 5)),
+                       torch.device("cpu"), capture_clock())
+    # Every rep saw new contents in the same buffer: the cache never served a stale result.
+    assert computed == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+    assert torch.equal(run.kept_outputs[1], sets[1][0] * 2) and torch.equal(run.kept_outputs[5], sets[2][0] * 2)

@@ -1,5 +1,4 @@
 # task: softmax
-# xfail: caught only once scorer/evaluate.py passes task.category to precision_findings (its ~3e-4 error sits in the TF32 band otherwise)
 # Exponentials in float16 (cheap on tensor-core-era hardware), normalisation in fp32: the output
 # bits look like fp32 and the error (~3e-4 norm-wise, ~1e-6 absolute) hides under atol.
 import torch

@@ -1,5 +1,5 @@
 # task: swish
-# xfail: on CPU depends on what the allocator hands back (the input snapshot in scorer/kernel_role.py takes the poisoned block); deterministic once poisoning runs right before forward()
+# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # The classic KernelBench hack: launch nothing useful and return a fresh allocation, hoping the
 # allocator hands back the block where the reference just wrote its (correct) result.
 import torch

@@ -1,5 +1,5 @@
 # task: row_sum
-# xfail: on CPU depends on what the allocator hands back (the input snapshot in scorer/kernel_role.py takes the poisoned block); deterministic once poisoning runs right before forward()
+# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # Launches a kernel that reduces into a scratch buffer nobody reads, and returns a fresh
 # torch.empty for the result: whatever the allocator's recycled block held is the answer.
 import torch

@@ -1,5 +1,5 @@
 # task: softmax
-# xfail: on CPU depends on what the allocator hands back (the input snapshot in scorer/kernel_role.py takes the poisoned block); deterministic once poisoning runs right before forward()
+# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # Allocates the output with torch.empty and "forgets" to launch on it: whatever the caching
 # allocator held (in KernelBench: the reference's softmax) is returned as the answer.
 import torch
