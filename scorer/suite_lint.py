@@ -13,10 +13,8 @@ Standard library and torch only: it is part of the scorer and executes task code
 from __future__ import annotations
 
 import ast
-import importlib.util
 import itertools
 import logging
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,7 +23,9 @@ from typing import Any, Literal
 
 import torch
 
+from scorer import taskload
 from scorer.errors import ScorerUserError
+from scorer.taskload import make_inputs
 from scorer.suites import Suite, Task, Tolerance
 
 log = logging.getLogger(__name__)
@@ -76,18 +76,13 @@ class _TaskRefused(Exception):
 
 
 def load_task_module(path: Path, overrides: Mapping[str, Any] | None = None) -> ModuleType:
-    """Execute a task or solution file as a fresh module and apply module-global overrides.
-
-    Each call gets a unique module name so two loads never share state; the module is put in
-    sys.modules because Triton's JIT and dataclasses look their module up there.
-    """
+    """The scorer's loader (a fresh, uniquely named module), refusing an override key that
+    names no module-level constant: a typo in suite.toml would otherwise resize nothing."""
     name = f"_kernelarena_task_{path.stem}_{next(_module_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ScorerUserError(f"cannot import {path}: not a Python file; point the task at a .py file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        module = taskload.load_module(path, name)
+    except ImportError:
+        raise ScorerUserError(f"cannot import {path}: not a Python file; point the task at a .py file") from None
     for key, value in (overrides or {}).items():
         if not hasattr(module, key):
             raise ScorerUserError(
@@ -107,11 +102,6 @@ def build_model(module: ModuleType, class_name: str, seed: int, init_inputs: lis
     torch.manual_seed(seed)
     args = list(module.get_init_inputs()) if init_inputs is None else list(init_inputs)
     return getattr(module, class_name)(*args)
-
-
-def make_inputs(module: ModuleType, seed: int) -> list[Any]:
-    torch.manual_seed(seed)
-    return list(module.get_inputs())
 
 
 def run_model(model: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
