@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ from scorer.timing import median_and_spread
 from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
+_PR_SET_DUMPABLE = 4
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
 
@@ -115,6 +117,21 @@ def _untrusted_reply(stage: str) -> Iterator[None]:
         yield
     except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
         raise StageFailure("runtime_error", f"{stage}: the kernel worker sent a malformed reply ({type(exc).__name__}: {exc})") from None
+
+
+def _deny_same_user_access() -> None:
+    """Makes this process non-dumpable: the kernel's worker runs under the same uid, and could
+    otherwise read the reference outputs out of the judge through /proc/<pid>/mem or its fds."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            log.warning("could not make the judge non-dumpable (errno %d)", ctypes.get_errno())
+    except (OSError, AttributeError):
+        log.warning("could not make the judge non-dumpable (no prctl)")
 
 
 @contextmanager
@@ -356,6 +373,7 @@ def score_kernel(suite: Suite, task_id: str, kernel_path: Path, *, device: str =
                  options: ScoreOptions | None = None) -> Score:
     """Scores one kernel file against one task of a suite; a failing kernel is a verdict, not an error."""
     options = options or ScoreOptions()
+    _deny_same_user_access()
     task = suite.task(task_id)
     requested = device if device != "auto" else options.device
     return Judge(suite, task, Path(kernel_path), resolve_device(requested, task, suite), options).run()

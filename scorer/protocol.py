@@ -1,28 +1,36 @@
-"""Length-prefixed frames between the judge and its workers, over dedicated pipe fds.
+"""Frames between the judge and its workers: headers over dedicated pipe fds, payloads as files.
 
-A frame is ``>IQ`` (header length, payload length), a UTF-8 JSON header, then an optional
-payload written by ``torch.save``. The judge reads kernel-worker payloads only with
-``torch.load(weights_only=True)``: a pickle from the kernel's process could run code in the judge.
-Reads and writes take a deadline so a worker that stops reading or writing cannot hang the judge.
+A frame on the pipe is ``>I`` (header length) and a UTF-8 JSON header. A payload (tensors, from
+``torch.save``) travels as a file in the worker's spool folder, named by the judge: pipes moved
+tensors at a few hundred MB/s with four copies on the way; a file is written once into the page
+cache and read (or memory-mapped) once. The judge reads kernel-worker payloads only with
+``torch.load(weights_only=True)`` (a pickle from the kernel's process could run code in the judge),
+only under the name it chose, and only from a plain file with one link (not a symlink, FIFO or
+hard link to a file of the judge's). Pipe reads and writes take a deadline so a worker that stops
+reading or writing cannot hang the judge.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
+import re
 import select
+import stat
 import struct
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
-_PREFIX = struct.Struct(">IQ")
+_PREFIX = struct.Struct(">I")
 MAX_HEADER_BYTES = 16 << 20
 MAX_PAYLOAD_BYTES = 64 << 30
+PAYLOAD_KEY = "payload_file"
 _CHUNK = 1 << 20
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 class ChannelClosed(Exception):
@@ -43,15 +51,65 @@ class Frame:
     payload: Any = None
 
 
-def encode_payload(obj: Any) -> memoryview:
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    return buf.getbuffer()
+class Spool:
+    """The folder one worker's payloads pass through, in both directions.
+
+    The judge creates it before the worker starts and keeps a descriptor of it, so a kernel that
+    renames the folder or swaps it for a link still cannot redirect the judge's reads.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path = path
+        self._dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
+
+    def put(self, name: str, obj: Any) -> None:
+        _check_name(name)
+        tmp = self.path / f".{name}.partial"
+        torch.save(obj, tmp)
+        # A reader never sees half a file: it appears under its name only once complete.
+        os.replace(tmp, self.path / name)
+
+    def take(self, name: str, *, trusted: bool) -> Any:
+        """Loads and removes one payload. `trusted` (the judge's own files, or the reference
+        worker's) memory-maps it; anything else is read into private memory, so a writer that
+        keeps the file open cannot change what was read."""
+        _check_name(name)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        except OSError as exc:
+            raise ProtocolViolation(f"payload {name} cannot be opened: {exc.strerror}") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                raise ProtocolViolation(f"payload {name} is not a plain file of its own (mode {info.st_mode:o}, links {info.st_nlink})")
+            if info.st_size > MAX_PAYLOAD_BYTES:
+                raise ProtocolViolation(f"payload {name} is too large ({info.st_size} B)")
+            if trusted:
+                # Nothing untrusted runs while a trusted payload is read, so the path may be used.
+                obj = _load(str(self.path / name), mmap=True)
+            else:
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    obj = _load(f, mmap=False)
+            os.unlink(name, dir_fd=self._dir_fd)
+            return obj
+        finally:
+            os.close(fd)
 
 
-def decode_payload(data: bytes | bytearray | memoryview) -> Any:
+def _check_name(name: str) -> None:
+    if not _SAFE_NAME.match(name):
+        raise ProtocolViolation(f"bad payload name {name!r}")
+
+
+def _load(source: Any, *, mmap: bool) -> Any:
     try:
-        return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+        return torch.load(source, weights_only=True, map_location="cpu", mmap=mmap)
     except Exception as exc:  # any unpickling refusal means the sender broke the protocol
         raise ProtocolViolation(f"unreadable payload: {type(exc).__name__}: {exc}"[:500]) from None
 
@@ -97,18 +155,25 @@ def _write_all(fd: int, data: bytes | memoryview, deadline: float | None) -> Non
             raise ChannelClosed("channel closed") from None
 
 
-def send_frame(fd: int, header: dict[str, Any], payload: Any = None, deadline: float | None = None) -> None:
+def send_frame(fd: int, header: dict[str, Any], payload: Any = None, deadline: float | None = None, *,
+               spool: Spool | None = None, payload_name: str | None = None) -> None:
+    """Sends `header`; a payload goes to `spool/payload_name` first and the header names it."""
+    if payload is not None:
+        if spool is None or payload_name is None:
+            raise ValueError("a payload needs a spool and a name")
+        spool.put(payload_name, payload)
+        header = {**header, PAYLOAD_KEY: payload_name}
     header_bytes = json.dumps(header).encode("utf-8")
-    payload_bytes = encode_payload(payload) if payload is not None else memoryview(b"")
-    _write_all(fd, _PREFIX.pack(len(header_bytes), len(payload_bytes)) + header_bytes, deadline)
-    if payload_bytes:
-        _write_all(fd, payload_bytes, deadline)
+    _write_all(fd, _PREFIX.pack(len(header_bytes)) + header_bytes, deadline)
 
 
-def recv_frame(fd: int, deadline: float | None = None) -> Frame:
-    header_len, payload_len = _PREFIX.unpack(bytes(_read_exact(fd, _PREFIX.size, deadline)))
-    if header_len > MAX_HEADER_BYTES or payload_len > MAX_PAYLOAD_BYTES:
-        raise ProtocolViolation(f"frame too large (header {header_len} B, payload {payload_len} B)")
+def recv_frame(fd: int, deadline: float | None = None, *, spool: Spool | None = None,
+               expect_payload: str | None = None, trusted: bool = False) -> Frame:
+    """Reads one frame. With `expect_payload`, the only payload accepted is the file of that name
+    (the name the receiver asked for); without it, the header's own name is used (trusted senders)."""
+    (header_len,) = _PREFIX.unpack(bytes(_read_exact(fd, _PREFIX.size, deadline)))
+    if header_len > MAX_HEADER_BYTES:
+        raise ProtocolViolation(f"frame header too large ({header_len} B)")
     raw = _read_exact(fd, header_len, deadline)
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -116,22 +181,15 @@ def recv_frame(fd: int, deadline: float | None = None) -> Frame:
         raise ProtocolViolation(f"bad frame header: {exc}") from None
     if not isinstance(header, dict):
         raise ProtocolViolation("frame header is not a JSON object")
-    payload = decode_payload(_read_exact(fd, payload_len, deadline)) if payload_len else None
-    return Frame(header, payload)
+    named = header.pop(PAYLOAD_KEY, None)
+    if named is None:
+        return Frame(header)
+    if spool is None:
+        raise ProtocolViolation("a payload arrived where none can be read")
+    if expect_payload is not None and named != expect_payload:
+        raise ProtocolViolation(f"payload named {named!r}, expected {expect_payload!r}")
+    return Frame(header, spool.take(expect_payload or str(named), trusted=trusted))
 
 
 def set_nonblocking(fd: int) -> None:
     os.set_blocking(fd, False)
-
-
-_F_SETPIPE_SZ = 1031
-
-
-def widen_pipe(fd: int, size: int = 1 << 20) -> None:
-    """Larger pipe buffers cut syscalls 16x for tensor payloads; best effort (Linux only)."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
-    except (OSError, ImportError):
-        pass

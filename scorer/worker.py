@@ -19,7 +19,9 @@ import sys  # noqa: E402
 import traceback  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
-from scorer.protocol import recv_frame, send_frame  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from scorer.protocol import Spool, recv_frame, send_frame  # noqa: E402
 
 Handler = Callable[[dict[str, Any], Any], tuple[dict[str, Any], Any]]
 
@@ -29,6 +31,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--role", choices=("reference", "kernel"), required=True)
     parser.add_argument("--in-fd", type=int, required=True)
     parser.add_argument("--out-fd", type=int, required=True)
+    parser.add_argument("--spool", type=Path, required=True, help="folder the payloads pass through")
     return parser.parse_args(argv)
 
 
@@ -44,14 +47,15 @@ def _role_handlers(role: str) -> dict[str, Handler]:
     return {"load": ker.load, "correctness": ker.correctness, "time": ker.time}
 
 
-def serve(role: str, in_fd: int, out_fd: int) -> int:
+def serve(role: str, in_fd: int, out_fd: int, spool: Spool) -> int:
     handlers = _role_handlers(role)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
     os.set_inheritable(in_fd, False)
     os.set_inheritable(out_fd, False)
     while True:
-        frame = recv_frame(in_fd)
+        frame = recv_frame(in_fd, spool=spool, trusted=True)
         op = frame.header.get("op")
+        reply_file = str(frame.header.get("reply_file", "reply.pt"))
         if op == "exit":
             return 0
         if op == "ping":
@@ -75,12 +79,12 @@ def serve(role: str, in_fd: int, out_fd: int) -> int:
                                 "error": "".join(traceback.format_exception(exc))[-4000:]})
             continue
         header["worker_s"] = _CLOCK.perf_counter() - started
-        send_frame(out_fd, header, payload)
+        send_frame(out_fd, header, payload, spool=spool, payload_name=reply_file)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    return serve(args.role, args.in_fd, args.out_fd)
+    return serve(args.role, args.in_fd, args.out_fd, Spool(args.spool))
 
 
 if __name__ == "__main__":

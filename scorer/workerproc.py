@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, recv_frame, send_frame, set_nonblocking, widen_pipe
+from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
 
 SCORER_ROOT = Path(__file__).resolve().parent.parent
 _SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -104,6 +104,8 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.to_child = self.from_child = -1
         self.timed_out = False
+        self.spool: Spool | None = None
+        self._requests = 0
 
     def __enter__(self) -> "WorkerProcess":
         self.start()
@@ -113,13 +115,12 @@ class WorkerProcess:
         self.close()
 
     def start(self) -> None:
+        self.spool = Spool(self.dirs.workdir / "spool")
         child_in, self.to_child = os.pipe()
         self.from_child, child_out = os.pipe()
         set_nonblocking(self.to_child)
-        widen_pipe(self.to_child)
-        widen_pipe(self.from_child)
         cmd = [sys.executable, "-m", "scorer.worker", "--role", self.role,
-               "--in-fd", str(child_in), "--out-fd", str(child_out)]
+               "--in-fd", str(child_in), "--out-fd", str(child_out), "--spool", str(self.spool.path)]
         try:
             with open(self.dirs.log_path, "ab") as log:
                 self.proc = subprocess.Popen(
@@ -132,11 +133,18 @@ class WorkerProcess:
             os.close(child_out)
 
     def request(self, header: dict[str, Any], payload: Any, timeout_s: float) -> Frame:
-        """Sends one request and waits for its reply; the whole exchange shares `timeout_s`."""
+        """Sends one request and waits for its reply; the whole exchange shares `timeout_s`.
+        The reply's payload is accepted only under the name this request chose for it, and is
+        memory-mapped only from the reference worker (the kernel's process is untrusted)."""
+        assert self.spool is not None, "start() first"
         deadline = time.monotonic() + timeout_s
+        self._requests += 1
+        reply_name = f"reply-{self._requests}.pt"
         try:
-            send_frame(self.to_child, header, payload, deadline)
-            return recv_frame(self.from_child, deadline)
+            send_frame(self.to_child, {**header, "reply_file": reply_name}, payload, deadline,
+                       spool=self.spool, payload_name=f"request-{self._requests}.pt")
+            return recv_frame(self.from_child, deadline, spool=self.spool, expect_payload=reply_name,
+                              trusted=self.role == "reference")
         except ChannelTimeout:
             self.kill(timed_out=True)
             raise WorkerFailure("timeout", f"{header.get('op')} took longer than {timeout_s:g} s") from None
@@ -180,6 +188,8 @@ class WorkerProcess:
                 if fd >= 0:
                     os.close(fd)
             self.to_child = self.from_child = -1
+            if self.spool is not None:
+                self.spool.close()
 
     def log_tail(self, limit: int = LOG_TAIL_BYTES) -> str:
         try:

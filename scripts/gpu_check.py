@@ -1,11 +1,15 @@
 """Every GPU check and benchmark of the repo in one run (for a lent H200; see gpu_check.sh).
 
 Parts (run all by default, or pick with --parts):
+  ceilings  measure the device's copy bandwidth and bf16/tf32/fp32 matrix rates (roofline peaks)
   demo      score each demo solution three times: verdicts, speedups and their spread
   suites    score every reference solution of kernelbench and fp4-quant: the suite table
-  hacks     the anti-hack corpus on CUDA (tests/hacks/gpu_corpus.py)
+  attacks   the anti-hack attack corpus on CUDA (tests/hacks/gpu_corpus.py)
+  clean     the honest-kernel corpus on CUDA
   pytest    the GPU-marked tests
-Full logs and JSON go to --out; a short table is printed last.
+  sweep     `kernelarena sweep` of the scripted models over the demo suite (process sandbox, GPU)
+Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
+starting new work when the call's time is nearly up, so what finished still comes back.
 """
 
 from __future__ import annotations
@@ -16,150 +20,294 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scorer import score_kernel  # noqa: E402
 from scorer.aggregate import KernelResult, summarize  # noqa: E402
-from scorer.suites import load_suite  # noqa: E402
+from scorer.options import ScoreOptions  # noqa: E402
+from scorer.suites import Suite, Task, load_suite  # noqa: E402
 
-# Reference-solution roofline ceilings measured on this workplace's H200s (KINDS.md): device copy
-# ~4.3 TB/s; dense bf16 ~790 TFLOP/s. fp32 non-tensor by datasheet.
-H200_BW = 4.3e12
-H200_FP32 = 67e12
+# Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
+# ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
+DEFAULT_PEAKS = {"bytes_s": 4.3e12, "bf16": 790e12, "tf32": 495e12, "fp32": 67e12, "fp8": 1580e12}
+# Tasks whose float32 work is a contraction: an honest solution may use TF32 tensor cores.
+_CONTRACTIONS = {"matmul", "gemm", "conv", "attention", "fusion", "model", "block", "moe", "quantized-gemm"}
 
 
-DEVICE = "cuda"
+@dataclass
+class Budget:
+    deadline: float
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def allows(self, need_s: float) -> bool:
+        return self.left_s() > need_s
 
 
-def _score(suite, task_id, kernel, reps):
-    from scorer.options import ScoreOptions
+def _options(device: str, quick: bool = False) -> ScoreOptions:
+    # Tighter phase limits than the defaults: one stuck kernel must not eat a whole device call.
+    limits = dict(load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
+    if quick:
+        return ScoreOptions(device=device, seeds=2, warmup=3, repetitions=20, **limits)
+    return ScoreOptions(device=device, **limits)
 
+
+def _score(suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[str, Any], float]:
     t0 = time.perf_counter()
-    score = score_kernel(suite, task_id, Path(kernel), device=DEVICE, options=ScoreOptions(device=DEVICE))
-    return score.to_dict(), time.perf_counter() - t0
+    try:
+        score = score_kernel(suite, task_id, kernel, device=device, options=_options(device)).to_dict()
+    except Exception as exc:  # a scorer failure is a row, not the end of the run
+        score = {"verdict": "scorer_error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+    return score, time.perf_counter() - t0
 
 
-def part_demo(out: Path, workers: int) -> list[str]:
-    suite = load_suite("demo")
-    jobs = [(t, r) for t in suite.tasks for r in range(3)]
-    results: dict[str, list[dict]] = {t: [] for t in suite.tasks}
-    with ThreadPoolExecutor(workers) as pool:
-        futures = {pool.submit(_score, suite, t, suite.tasks[t].solution, 3): t for t, _ in jobs}
-        for fut, task in futures.items():
-            score, _ = fut.result()
-            results[task].append(score)
-    (out / "demo.json").write_text(json.dumps(results, indent=1))
-    lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread"]
-    for task, scores in results.items():
-        speedups = [s["timing"]["speedup"] for s in scores if s.get("timing") and s["timing"].get("speedup")]
-        spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if speedups else float("nan")
-        lines.append(
-            f"  {task} | {','.join(s['verdict'] for s in scores)} | "
-            f"{_fmt(scores[0], 'baseline_ms')} | {_fmt(scores[0], 'kernel_ms')} | "
-            f"{' '.join(f'{x:.3f}' for x in speedups)} | {spread:.1%}"
-        )
-    return lines
-
-
-def _fmt(score: dict, key: str) -> str:
-    value = (score.get("timing") or {}).get(key)
+def _ms(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "-"
 
 
-def part_suites(out: Path, workers: int, names: list[str]) -> list[str]:
-    lines: list[str] = []
-    for name in names:
-        suite = load_suite(name)
-        tasks = [t for t in suite.tasks.values() if t.solution is not None]
-        with ThreadPoolExecutor(workers) as pool:
-            scored = list(pool.map(lambda t: (t, _score(suite, t.id, t.solution, 1)), tasks))
-        rows = []
-        for task, (score, wall_s) in scored:
-            timing = score.get("timing") or {}
-            kernel_ms = timing.get("kernel_ms")
-            floor_ms = None
-            if kernel_ms and (task.flops or task.bytes_moved):
-                floor_s = max((task.flops or 0) / H200_FP32, (task.bytes_moved or 0) / H200_BW)
-                floor_ms = floor_s * 1e3
-            rows.append(
-                {
-                    "task": task.id,
-                    "verdict": score["verdict"],
-                    "baseline_ms": timing.get("baseline_ms"),
-                    "kernel_ms": kernel_ms,
-                    "speedup": timing.get("speedup"),
-                    "roofline_share": (floor_ms / kernel_ms) if floor_ms and kernel_ms else None,
-                    "hacks": [h["pattern"] for h in score.get("hacks", [])],
-                    "error": (score.get("error") or "")[:300],
-                    "wall_s": wall_s,
-                }
-            )
-        (out / f"suite_{name}.json").write_text(json.dumps(rows, indent=1))
-        summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in rows])
-        lines.append(f"suite {name}: task | verdict | baseline ms | solution ms | speedup | roofline share")
-        for r in rows:
-            share = f"{r['roofline_share']:.0%}" if r["roofline_share"] else "-"
-            b = f"{r['baseline_ms']:.4f}" if r["baseline_ms"] else "-"
-            k = f"{r['kernel_ms']:.4f}" if r["kernel_ms"] else "-"
-            s = f"{r['speedup']:.3f}" if r["speedup"] else "-"
-            extra = f" {r['hacks']} {r['error'][:120]}" if r["verdict"] != "passed" else ""
-            lines.append(f"  {r['task']} | {r['verdict']} | {b} | {k} | {s} | {share}{extra}")
-        lines.append(f"  suite score: {summary}")
+def _slowest_stages(score: dict[str, Any], n: int = 3) -> str:
+    stages = {k: v for k, v in (score.get("durations_s") or {}).items() if k != "total" and not k.endswith("_worker")}
+    top = sorted(stages.items(), key=lambda kv: -kv[1])[:n]
+    return " ".join(f"{k}={v:.1f}" for k, v in top)
+
+
+# --- ceilings ---------------------------------------------------------------------------------------
+def part_ceilings(out: Path, device: str) -> tuple[list[str], dict[str, float]]:
+    import torch
+
+    if device != "cuda":
+        return ["ceilings: skipped on cpu"], dict(DEFAULT_PEAKS)
+
+    def bench(fn, reps: int = 10) -> float:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(reps):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(times)
+
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    copy_s = bench(lambda: dst.copy_(src))
+    peaks = {"bytes_s": 2 * src.numel() / copy_s}
+    del src, dst
+    n = 8192
+    for name, dtype, tf32 in (("bf16", torch.bfloat16, False), ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+        peaks[name] = 2 * n**3 / bench(lambda: a @ b, reps=5 if name == "fp32" else 10)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    peaks["fp8"] = 2 * peaks["bf16"]  # datasheet ratio; torch has no portable fp8 GEMM to time here
+    (out / "ceilings.json").write_text(json.dumps(peaks, indent=1))
+    lines = ["ceilings (measured): "
+             f"copy {peaks['bytes_s'] / 1e12:.2f} TB/s | bf16 {peaks['bf16'] / 1e12:.0f} TFLOP/s | "
+             f"tf32 {peaks['tf32'] / 1e12:.0f} TFLOP/s | fp32 {peaks['fp32'] / 1e12:.1f} TFLOP/s"]
+    return lines, peaks
+
+
+# --- demo -------------------------------------------------------------------------------------------
+def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]:
+    suite = load_suite("demo")
+    results: dict[str, list[dict[str, Any]]] = {t: [] for t in suite.tasks}
+    lock = threading.Lock()
+
+    def job(task: str) -> None:
+        if not budget.allows(60):
+            return
+        score, wall_s = _score(suite, task, suite.tasks[task].solution, device)
+        score["wall_s"] = wall_s
+        with lock:
+            results[task].append(score)
+            (out / "demo.json").write_text(json.dumps(results, indent=1))
+
+    # Round-robin order, so the three runs of a task are spread in time rather than back to back.
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(job, [t for _ in range(3) for t in suite.tasks]))
+    lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s"]
+    for task, scores in results.items():
+        speedups = [s["timing"]["speedup"] for s in scores if (s.get("timing") or {}).get("speedup")]
+        spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if len(speedups) > 1 else float("nan")
+        first = (scores[0].get("timing") or {}) if scores else {}
+        walls = "/".join(f"{s['wall_s']:.0f}" for s in scores)
+        errors = "; ".join(s.get("error", "")[:160] for s in scores if s["verdict"] != "passed")
+        lines.append(f"  {task} | {','.join(s['verdict'] for s in scores) or 'not run'} | {_ms(first.get('baseline_ms'))} | "
+                     f"{_ms(first.get('kernel_ms'))} | {' '.join(f'{x:.3f}' for x in speedups)} | {spread:.1%} | {walls}"
+                     + (f" | {errors}" if errors else ""))
     return lines
 
 
-def part_hacks(out: Path, kind: str) -> list[str]:
-    hacks_out = out / f"hacks_{kind}"
-    hacks_out.mkdir(exist_ok=True)
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests/hacks/gpu_corpus.py"), "--device", DEVICE, "--kind", kind,
-         "--out", str(hacks_out)],
-        capture_output=True, text=True, cwd=ROOT,
-    )
-    (out / f"hacks_{kind}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    tail = proc.stdout.strip().splitlines()[-30:]
-    return [f"hacks {kind} (exit {proc.returncode}):"] + ["  " + line for line in tail]
+# --- suites -----------------------------------------------------------------------------------------
+def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
+    if not (task.flops or task.bytes_moved):
+        return None
+    dtype = (task.dtype or "float32").lower()
+    if "fp8" in dtype or "float8" in dtype:
+        rate = peaks["fp8"]
+    elif dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
+        rate = peaks["bf16"]
+    elif (task.category or "") in _CONTRACTIONS:
+        rate = peaks["tf32"]
+    else:
+        rate = peaks["fp32"]
+    return max((task.flops or 0) / rate, (task.bytes_moved or 0) / peaks["bytes_s"]) * 1e3
 
 
-def part_pytest(out: Path) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "tests"],
-        capture_output=True, text=True, cwd=ROOT,
-    )
-    (out / "pytest_gpu.log").write_text(proc.stdout + proc.stderr)
-    return [f"pytest -m gpu (exit {proc.returncode}): " + (proc.stdout.strip().splitlines() or ["?"])[-1]]
+def part_suites(out: Path, device: str, workers: int, names: list[str], only: set[str],
+                peaks: dict[str, float], budget: Budget) -> list[str]:
+    lines: list[str] = []
+    for name in names:
+        suite = load_suite(name)
+        tasks = [t for t in suite.tasks.values() if t.solution is not None and (not only or t.id in only)]
+        rows: list[dict[str, Any]] = []
+        lock = threading.Lock()
+
+        def job(task: Task) -> None:
+            if not budget.allows(90):
+                return
+            score, wall_s = _score(suite, task.id, task.solution, device)
+            timing = score.get("timing") or {}
+            floor_ms = _floor_ms(task, peaks)
+            kernel_ms = timing.get("kernel_ms")
+            row = {
+                "task": task.id, "verdict": score["verdict"], "baseline_ms": timing.get("baseline_ms"),
+                "kernel_ms": kernel_ms, "speedup": timing.get("speedup"),
+                "kernel_spread": timing.get("kernel_spread"), "floor_ms": floor_ms,
+                "roofline_share": floor_ms / kernel_ms if floor_ms and kernel_ms else None,
+                "hacks": score.get("hacks", []), "flags": score.get("flags", []),
+                "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
+                "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
+            }
+            with lock:
+                rows.append(row)
+                (out / f"suite_{name}.json").write_text(json.dumps(rows, indent=1))
+
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(job, tasks))
+        rows.sort(key=lambda r: r["task"])
+        done = {r["task"] for r in rows}
+        summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in rows])
+        lines.append(f"suite {name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s")
+        for r in rows:
+            share = f"{r['roofline_share']:.0%}" if r["roofline_share"] else "-"
+            speed = f"{r['speedup']:.3f}" if r["speedup"] else "-"
+            extra = ""
+            if r["verdict"] != "passed":
+                extra = f" | {[h['pattern'] for h in r['hacks']]} {r['error'][:200]}"
+            elif r["flags"]:
+                extra = f" | flags {[f['pattern'] for f in r['flags']]}"
+            lines.append(f"  {r['task']} | {r['verdict']} | {_ms(r['baseline_ms'])} | {_ms(r['kernel_ms'])} | {speed} | "
+                         f"{share} | {r['wall_s']:.0f}{extra}")
+        missing = [t.id for t in tasks if t.id not in done]
+        if missing:
+            lines.append(f"  not run (budget): {' '.join(missing)}")
+        lines.append(f"  {name} over the {len(rows)} scored: score {summary.score:.3f} = mean {summary.mean_speedup:.3f} x "
+                     f"median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; geomean "
+                     f"{summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
+    return lines
+
+
+# --- corpus, pytest, sweep --------------------------------------------------------------------------
+def _subprocess(cmd: list[str], log: Path, budget: Budget, env: dict[str, str] | None = None) -> tuple[int, str]:
+    timeout = max(30.0, budget.left_s() - 15)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+                              env={**os.environ, **(env or {})})
+        text, rc = proc.stdout + "\n--- stderr ---\n" + proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        text = f"{exc.stdout or ''}\n--- stderr ---\n{exc.stderr or ''}\n(killed after {timeout:.0f} s)"
+        rc = 124
+    log.write_text(text if isinstance(text, str) else text.decode(errors="replace"))
+    return rc, log.read_text()
+
+
+def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str) -> list[str]:
+    corpus_out = out / f"corpus_{kind}"
+    corpus_out.mkdir(exist_ok=True)
+    cmd = [sys.executable, str(ROOT / "tests/hacks/gpu_corpus.py"), "--device", device, "--kind", kind,
+           "--out", str(corpus_out), "--budget-s", str(max(30, int(budget.left_s() - 30)))]
+    if only:
+        cmd += ["--only", only]
+    rc, text = _subprocess(cmd, out / f"{kind}.log", budget)
+    tail = text.split("\n--- stderr ---\n")[0].strip().splitlines()[-32:]
+    return [f"{kind} corpus (exit {rc}):"] + ["  " + line for line in tail]
+
+
+def part_pytest(out: Path, budget: Budget) -> list[str]:
+    # The corpus parts already score every GPU-only corpus entry; the rest of the GPU tests here.
+    files = ["tests/scorer/test_gpu.py", "tests/suites", "tests/sandbox/test_process.py", "tests/hacks/test_dynamic_checks.py"]
+    rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", *files],
+                           out / "pytest_gpu.log", budget)
+    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    failed = [line for line in body if line.startswith(("FAILED", "ERROR"))][:10]
+    return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
+
+
+def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
+    sweep_dir = out / "sweep"
+    spec = ROOT / "examples" / "demo.toml"
+    cmd = [sys.executable, "-m", "orchestrator.cli", "sweep", str(spec), "--out", str(sweep_dir)]
+    rc, text = _subprocess(cmd, out / "sweep.log", budget)
+    index = sweep_dir / "index.json" if (sweep_dir / "index.json").is_file() else None
+    lines = [f"sweep examples/demo.toml on {device} (exit {rc})"]
+    if index is None:
+        return lines + ["  no index.json: " + text.strip().splitlines()[-1][:300] if text.strip() else "  no output"]
+    data = json.loads(index.read_text())
+    (out / "sweep_index.json").write_text(json.dumps(data, indent=1))
+    for trial in data.get("trials", []):
+        speedup = trial.get("speedup")
+        lines.append(f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | "
+                     f"speedup {speedup:.3f}" if isinstance(speedup, float) else
+                     f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | "
+                     f"{','.join(trial.get('hacks') or [])} {(trial.get('error') or '')[:120]}")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/gpu_check")))
-    parser.add_argument("--parts", default="demo,suites,attacks,clean,pytest",
-                        help="comma list of: demo, suites, attacks, clean, pytest (each fits one 10-minute call)")
+    parser.add_argument("--parts", default="ceilings,demo,suites,attacks,clean,pytest,sweep")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: a smoke test of this script")
     parser.add_argument("--suites", default="kernelbench,fp4-quant")
+    parser.add_argument("--tasks", default="", help="comma list of task ids: score only these suite tasks")
+    parser.add_argument("--only", default="", help="corpus parts: only entries whose name contains this")
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--budget-s", type=float, default=560.0, help="start no new work after this many seconds")
     args = parser.parse_args()
-    global DEVICE
-    DEVICE = args.device
     args.out.mkdir(parents=True, exist_ok=True)
-    parts = args.parts.split(",")
+    budget = Budget(time.monotonic() + args.budget_s)
+    peaks = dict(DEFAULT_PEAKS)
     report: list[str] = []
-    for part in parts:
+    for part in args.parts.split(","):
         t0 = time.perf_counter()
         try:
-            if part == "demo":
-                lines = part_demo(args.out, args.workers)
+            if part == "ceilings":
+                lines, peaks = part_ceilings(args.out, args.device)
+            elif part == "demo":
+                lines = part_demo(args.out, args.device, args.workers, budget)
             elif part == "suites":
-                lines = part_suites(args.out, args.workers, args.suites.split(","))
+                only = {t for t in args.tasks.split(",") if t}
+                lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
             elif part in ("attacks", "clean"):
-                lines = part_hacks(args.out, part)
+                lines = part_corpus(args.out, args.device, part, budget, args.only)
             elif part == "pytest":
-                lines = part_pytest(args.out)
+                lines = part_pytest(args.out, budget)
+            elif part == "sweep":
+                lines = part_sweep(args.out, args.device, budget)
             else:
                 lines = [f"unknown part {part}"]
         except Exception as exc:  # one broken part must not hide the others' results

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--only", default="", help="score only entries whose name contains this")
     parser.add_argument("--kind", default="all", choices=("all", "attacks", "clean"))
+    parser.add_argument("--workers", type=int, default=4, help="entries scored at once (timing still takes the GPU alone)")
+    parser.add_argument("--budget-s", type=float, default=0, help="start no new entry after this many seconds (0: no limit)")
     args = parser.parse_args(argv)
     if args.device == "cuda":
         import torch
@@ -56,12 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     pool = {"all": attack_entries() + clean_entries(), "attacks": attack_entries(), "clean": clean_entries()}[args.kind]
     entries = [e for e in pool
                if args.only in e.name and (args.device == "cuda" or not e.gpu_only)]
-    rows = []
-    for entry in entries:
+    deadline = time.monotonic() + args.budget_s if args.budget_s else None
+
+    def run_one(entry: Entry) -> dict | None:
+        if deadline is not None and time.monotonic() > deadline:
+            return None
         row = _run(entry, args.device)
-        rows.append(row)
         mark = "ok " if row["ok"] else ("gap" if row.get("known_gap") else "BAD")
         print(f"[{mark}] {row['name']:55s} {row['verdict']:14s} {row['seconds']:6.1f}s", flush=True)
+        return row
+
+    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+        finished = list(pool.map(run_one, entries))
+    rows = [r for r in finished if r is not None]
+    skipped = [e.name for e, r in zip(entries, finished) if r is None]
 
     table = []
     for p in PATTERNS:
@@ -77,7 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     for t in table:
         print(f"{t['pattern']:24s} {t['severity']:8s} {t['tried']:5d} {t['caught']:6d} {t['false_positives']:6d}")
     print(f"clean kernels: {len(clean_rows)} scored, {sum(r['ok'] for r in clean_rows)} passed without hack or flag")
-    result = {"device": args.device, "environment": _environment(), "patterns": table, "results": rows}
+    bad = [r for r in rows if not r["ok"]]
+    for r in bad:
+        print(f"  {'gap' if r.get('known_gap') else 'BAD'} {r['name']}: {r['verdict']} {(r.get('error') or '')[:160]}")
+    if skipped:
+        print(f"not run (budget): {len(skipped)}: {' '.join(skipped)}")
+    result = {"device": args.device, "environment": _environment(), "patterns": table, "results": rows,
+              "not_run": skipped}
     tmp = args.out / "gpu_corpus.json.tmp"
     tmp.write_text(json.dumps(result, indent=2))
     os.replace(tmp, args.out / "gpu_corpus.json")

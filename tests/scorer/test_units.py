@@ -23,13 +23,15 @@ ALLCLOSE = Rule(1e-3, 1e-3, False)
 EXACT = Rule(0, 0, True)
 
 
-def test_frame_round_trip_with_tensors() -> None:
+def test_frame_round_trip_with_tensors(tmp_path: Path) -> None:
     r, w = os.pipe()
+    spool = protocol.Spool(tmp_path / "spool")
     payload = {"x": [torch.arange(6.0).reshape(2, 3)], "n": 3}
-    protocol.send_frame(w, {"op": "run", "k": [1, 2]}, payload)
-    frame = protocol.recv_frame(r, time.monotonic() + 5)
+    protocol.send_frame(w, {"op": "run", "k": [1, 2]}, payload, spool=spool, payload_name="request-1.pt")
+    frame = protocol.recv_frame(r, time.monotonic() + 5, spool=spool, expect_payload="request-1.pt")
     assert frame.header == {"op": "run", "k": [1, 2]}
     assert torch.equal(frame.payload["x"][0], payload["x"][0]) and frame.payload["n"] == 3
+    assert list(spool.path.iterdir()) == [], "a payload file is removed once read"
     os.close(r), os.close(w)
 
 
@@ -38,11 +40,31 @@ class _Evil:
         return (print, ("pwned",))
 
 
-def test_payload_that_would_run_code_is_refused() -> None:
-    buf = io.BytesIO()
-    torch.save({"x": _Evil()}, buf, pickle_module=pickle)
+def test_payload_that_would_run_code_is_refused(tmp_path: Path) -> None:
+    spool = protocol.Spool(tmp_path / "spool")
+    torch.save({"x": _Evil()}, spool.path / "reply-1.pt", pickle_module=pickle)
     with pytest.raises(protocol.ProtocolViolation):
-        protocol.decode_payload(buf.getvalue())
+        spool.take("reply-1.pt", trusted=False)
+
+
+def test_untrusted_payload_must_be_the_named_plain_file(tmp_path: Path) -> None:
+    """A kernel worker could point its reply at a judge-side file (symlink, hard link), or
+    block the judge on a FIFO; each is refused rather than read."""
+    spool = protocol.Spool(tmp_path / "spool")
+    secret = tmp_path / "reference-outputs.pt"
+    torch.save({"out": torch.ones(3)}, secret)
+    (spool.path / "reply-1.pt").symlink_to(secret)
+    os.link(secret, spool.path / "reply-2.pt")
+    os.mkfifo(spool.path / "reply-3.pt")
+    for name in ("reply-1.pt", "reply-2.pt", "reply-3.pt", "../reference-outputs.pt"):
+        with pytest.raises(protocol.ProtocolViolation):
+            spool.take(name, trusted=False)
+    r, w = os.pipe()
+    spool.put("reply-4.pt", {"out": torch.zeros(3)})
+    protocol.send_frame(w, {"ok": True, protocol.PAYLOAD_KEY: "reply-4.pt"})
+    with pytest.raises(protocol.ProtocolViolation, match="expected 'reply-5.pt'"):
+        protocol.recv_frame(r, time.monotonic() + 1, spool=spool, expect_payload="reply-5.pt")
+    os.close(r), os.close(w)
 
 
 def test_read_times_out_and_detects_close() -> None:
@@ -57,7 +79,7 @@ def test_read_times_out_and_detects_close() -> None:
 
 def test_garbage_frame_is_a_protocol_violation() -> None:
     r, w = os.pipe()
-    os.write(w, b"\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00not{j")
+    os.write(w, b"\x00\x00\x00\x05not{j")
     with pytest.raises(protocol.ProtocolViolation):
         protocol.recv_frame(r, time.monotonic() + 1)
     os.close(r), os.close(w)
