@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import torch
 
 from scorer.catalog import Finding
+from scorer.poison import PERTURB_BYTES
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
@@ -189,14 +190,23 @@ def explain_mismatch(output: Any, expected: Any, inputs: Sequence[Any]) -> list[
 
 
 def _poison_mask(t: torch.Tensor) -> torch.Tensor:
-    """NaNs with the exact bit pattern of the scorer's fill (torch's canonical NaN). Arithmetic
+    """NaNs with the exact bit pattern of the scorer's fill (torch's canonical NaN), and elements
+    whose every byte is glibc's MALLOC_PERTURB_ fill (fresh malloc or freed memory). Arithmetic
     NaNs differ (x86 yields 0xFFC00000, CUDA 0x7FFFFFFF), so a kernel whose math overflows is
     not mistaken for one that never wrote its output."""
     if t.dtype in _INT_VIEWS:
         view = _INT_VIEWS[t.dtype]
-        poison = torch.full((1,), float("nan"), dtype=t.dtype).view(view)
-        return t.contiguous().view(view) == poison
+        bits = t.contiguous().view(view)
+        mask = bits == torch.full((1,), float("nan"), dtype=t.dtype).view(view)
+        for byte in PERTURB_BYTES:
+            mask |= bits == _repeated_byte(byte, view)
+        return mask
     return torch.isnan(t)
+
+
+def _repeated_byte(byte: int, dtype: torch.dtype) -> torch.Tensor:
+    size = torch.empty((), dtype=dtype).element_size()
+    return torch.tensor([byte] * size, dtype=torch.uint8).view(dtype)
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -241,3 +241,34 @@ def test_zeros_inside_tolerance_are_not_counted_as_correct() -> None:
     expected = torch.softmax(x, -1)  # most entries are below atol, so 0 is "close" to them
     (f,) = dc.explain_mismatch(torch.zeros(8, 300), expected, [x])
     assert f.pattern == "noop-kernel"
+
+
+# --- glibc MALLOC_PERTURB_ fills (deterministic CPU poisoning) -------------------------------------
+
+def _perturbed(shape: tuple[int, ...], dtype: torch.dtype, byte: int) -> torch.Tensor:
+    n = int(torch.tensor(shape).prod()) * torch.empty((), dtype=dtype).element_size()
+    return torch.full((n,), byte, dtype=torch.uint8).view(dtype).reshape(shape).clone()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("byte", [0x7F, 0x80])  # fresh malloc fill / freed fill for MALLOC_PERTURB_=128
+def test_malloc_perturb_fill_is_poison(dtype: torch.dtype, byte: int) -> None:
+    x = torch.randn(16, 8)
+    expected = torch.sigmoid(x).to(dtype)
+    out = _perturbed((16, 8), dtype, byte)
+    out[:14] = expected[:14]
+    (f,) = dc.explain_mismatch(out, expected, [x.to(dtype)])
+    assert f.pattern == "noop-kernel" and "16 of 128" in f.evidence
+
+
+def test_malloc_perturb_never_written_is_stale_memory() -> None:
+    x = torch.randn(16, 8)
+    (f,) = dc.explain_mismatch(_perturbed((16, 8), torch.float16, 0x7F), torch.sigmoid(x).half(), [x.half()])
+    assert f.pattern == "stale-memory-reuse"
+
+
+def test_perturb_byte_matches_the_worker_environment() -> None:
+    from scorer.poison import PERTURB_BYTES, perturb_environment
+
+    byte = int(perturb_environment()["MALLOC_PERTURB_"])
+    assert set(PERTURB_BYTES) == {byte, byte ^ 0xFF}
