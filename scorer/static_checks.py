@@ -798,6 +798,14 @@ class _Analyzer:
                 self.add("timer-patching", call, f"{raw or name}({tname}, {attr or '…'!s})",
                          "monkeypatches a module the scorer or the reference relies on")
             return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("__setattr__", "__delattr__"):
+            # `time.__setattr__("perf_counter", f)`: the bound spelling of setattr(time, ...)
+            tname = self.resolve(call.func.value)
+            if tname and not tname.startswith(_PATCH_OK_PREFIXES):
+                attr = _fold_str(call.args[0]) if call.args else None
+                self.add("timer-patching", call, f"{tname}.{call.func.attr}({attr or '…'!s})",
+                         "monkeypatches a module the scorer or the reference relies on")
+                return
         if isinstance(call.func, ast.Attribute) and call.func.attr in _FILE_METHODS and name is None:
             self.add("harness-introspection", call, f".{call.func.attr}()", "reads or writes files")
             return
