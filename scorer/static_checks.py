@@ -926,6 +926,12 @@ def _fold_str(node: ast.AST | None) -> str | None:
     return None
 
 
+def is_denied_name(name: str, policy: LibraryPolicy | None = None) -> bool:
+    """The static rule for one dotted name (used by the run-time library-call monitor)."""
+    analyzer = _Analyzer(ast.Module(body=[], type_ignores=[]), "kernel.py", policy or LibraryPolicy(), None)
+    return analyzer.is_denied(name) and _callable_or_unknown(name)
+
+
 def _policy_verdict(name: str, policy: LibraryPolicy) -> bool | None:
     """True (denied) / False (allowed) by the suite's policy; the longest matching entry wins."""
     best: tuple[int, bool] | None = None

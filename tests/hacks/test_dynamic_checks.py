@@ -272,3 +272,64 @@ def test_perturb_byte_matches_the_worker_environment() -> None:
 
     byte = int(perturb_environment()["MALLOC_PERTURB_"])
     assert set(PERTURB_BYTES) == {byte, byte ^ 0xFF}
+
+
+# --- run-time library-call monitor ----------------------------------------------------------------
+
+_MONITORED = '''
+import functools, operator
+import torch
+import torch.nn.functional as F
+NAME = "diomgis"
+def computed_getattr(x):
+    return getattr(x, NAME[::-1])()
+def methodcaller(x):
+    return operator.methodcaller("sum_to_size", x.shape[0], 1)(x)
+def partial_functional(x):
+    return functools.partial(getattr(F, "soft" + "max"), dim=-1)(x)
+def nn_module(x):
+    return torch.nn.RMSNorm(x.shape[-1])(x)
+def glue(x):
+    y = torch.empty_like(x.contiguous()).reshape(-1)
+    z = y.view(x.shape) * 2 + 1 - x / 3
+    return z.new_empty(z.shape), z.numel(), z.stride(), z[0], torch.cat([z, z]), z.t().contiguous()
+'''
+
+
+@pytest.fixture(scope="module")
+def monitored(tmp_path_factory: pytest.TempPathFactory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("monitor") / "kernel.py"
+    path.write_text(_MONITORED)
+    spec = importlib.util.spec_from_file_location("monitored_kernel", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, frozenset({str(path)})
+
+
+@pytest.mark.parametrize("name,op", [("computed_getattr", "sigmoid"), ("methodcaller", "sum_to_size"),
+                                     ("partial_functional", "softmax"), ("nn_module", "rms_norm")])
+def test_monitor_sees_hidden_library_calls(monitored, name: str, op: str) -> None:
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        getattr(module, name)(torch.randn(4, 8))
+    (f,) = monitor.findings()
+    assert f.pattern == "baseline-library-call" and op in f.evidence and "kernel.py:" in f.evidence
+
+
+def test_monitor_ignores_glue_and_operators(monitored) -> None:
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.glue(torch.randn(4, 8))
+    assert monitor.findings() == []
+
+
+def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
+    _, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
+    assert monitor.findings() == []
