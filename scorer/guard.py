@@ -338,6 +338,11 @@ class RuntimeGuard:
         self._events_seen = 0
         self._armed = False
 
+    @property
+    def kernel_files(self) -> frozenset[str]:
+        """Every spelling of kernel.py's path a code object may carry (for LibraryCallMonitor)."""
+        return frozenset({str(self.kernel_path.resolve()), str(self.kernel_path), str(self.kernel_path.absolute())})
+
     def arm(self) -> None:
         """Call right before the kernel module is imported."""
         kernel_file = str(self.kernel_path.resolve())
