@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import torch
 
 from scorer.catalog import Finding
+from scorer.poison import PERTURB_BYTES
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
@@ -189,14 +190,23 @@ def explain_mismatch(output: Any, expected: Any, inputs: Sequence[Any]) -> list[
 
 
 def _poison_mask(t: torch.Tensor) -> torch.Tensor:
-    """NaNs with the exact bit pattern of the scorer's fill (torch's canonical NaN). Arithmetic
+    """NaNs with the exact bit pattern of the scorer's fill (torch's canonical NaN), and elements
+    whose every byte is glibc's MALLOC_PERTURB_ fill (fresh malloc or freed memory). Arithmetic
     NaNs differ (x86 yields 0xFFC00000, CUDA 0x7FFFFFFF), so a kernel whose math overflows is
     not mistaken for one that never wrote its output."""
     if t.dtype in _INT_VIEWS:
         view = _INT_VIEWS[t.dtype]
-        poison = torch.full((1,), float("nan"), dtype=t.dtype).view(view)
-        return t.contiguous().view(view) == poison
+        bits = t.contiguous().view(view)
+        mask = bits == torch.full((1,), float("nan"), dtype=t.dtype).view(view)
+        for byte in PERTURB_BYTES:
+            mask |= bits == _repeated_byte(byte, view)
+        return mask
     return torch.isnan(t)
+
+
+def _repeated_byte(byte: int, dtype: torch.dtype) -> torch.Tensor:
+    size = torch.empty((), dtype=dtype).element_size()
+    return torch.tensor([byte] * size, dtype=torch.uint8).view(dtype)
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -345,3 +355,110 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
                         f"each of {len(tensors)} outputs is constant across its elements "
                         f"(relative spread <= 1e-6)", "flag")]
     return []
+
+
+# --- library calls seen at run time ---------------------------------------------------------------
+# Static analysis cannot see a method name computed at run time (`getattr(y, name)()`), eval'd
+# strings or C-level indirection (functools.partial, operator.methodcaller). A TorchFunctionMode
+# around one forward sees every torch function and Tensor method however it was reached; a call
+# counts when kernel.py's code made it (nearest frames: kernel.py, or only stdlib/`<string>`
+# frames in between — torch/Triton frames mean the library acted for itself).
+_GETFRAME = __import__("sys")._getframe
+_MAX_CALL_FRAMES = 30
+
+
+# What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `a[i]` as
+# __getitem__. Operators are judged by the launch census (as statically), so these never count.
+_OPERATOR_METHODS = frozenset({
+    "mul", "mul_", "add", "add_", "sub", "sub_", "rsub", "div", "div_", "true_divide", "true_divide_",
+    "floor_divide", "floor_divide_", "remainder", "remainder_", "pow", "pow_", "neg", "abs", "eq", "ne",
+    "lt", "le", "gt", "ge", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
+    "bitwise_xor_", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "fmod", "positive",
+})
+
+
+def _library_compute_name(func: Any, policy: Any) -> str | None:
+    """The dotted name of a denied op (static rules and suite policy), or None for glue."""
+    from scorer import static_checks
+
+    name = getattr(func, "__name__", None)
+    if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
+        return None
+    qualname = str(getattr(func, "__qualname__", "") or "")
+    module = str(getattr(func, "__module__", "") or "")
+    if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor":
+        full = f"torch.Tensor.{name}"
+        verdict = static_checks._policy_verdict(full, policy) if policy is not None else None
+        if verdict is not None:
+            return full if verdict else None
+        return full if name in static_checks._TENSOR_COMPUTE_METHODS else None
+    if not module.startswith("torch"):
+        return None
+    full = f"{module}.{name}" if module != "torch._C._VariableFunctions" else f"torch.{name}"
+    return full if static_checks.is_denied_name(full, policy) else None
+
+
+class LibraryCallMonitor:
+    """Records denied torch ops kernel.py's code ran while active (`with monitor: forward()`)."""
+
+    def __init__(self, kernel_files: frozenset[str], policy: Any = None) -> None:
+        import os
+
+        from torch.overrides import TorchFunctionMode
+
+        self.kernel_files = kernel_files
+        self.policy = policy
+        self.calls: dict[str, int] = {}
+        stdlib = (os.path.dirname(os.__file__) + os.sep,)
+        monitor = self
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+                try:
+                    name = _library_compute_name(func, monitor.policy)
+                    if name is not None:
+                        line = _kernel_caller_line(monitor.kernel_files, stdlib)
+                        if line is not None:
+                            key = f"{name} (kernel.py:{line})"
+                            monitor.calls[key] = monitor.calls.get(key, 0) + 1
+                except Exception:
+                    pass  # never let the monitor break the call it watches
+                return func(*args, **(kwargs or {}))
+
+        self._mode = _Mode()
+
+    def __enter__(self) -> "LibraryCallMonitor":
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
+
+    def findings(self) -> list[Finding]:
+        if not self.calls:
+            return []
+        shown = ", ".join(f"{k} x{v}" for k, v in list(self.calls.items())[:8])
+        return [Finding("baseline-library-call", f"library compute ran inside forward: {shown}")]
+
+
+# torch's own Python layers between a kernel and the op it asked for: the op's Python wrapper
+# (F.softmax), nn modules' forward/_call_impl (a kernel calling nn.RMSNorm) and the override
+# machinery. Other library frames (Triton's interpreter, torch._dynamo) act for themselves.
+_TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", "/torch/functional.py",
+                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py")
+
+
+def _kernel_caller_line(kernel_files: frozenset[str], stdlib: tuple[str, ...]) -> int | None:
+    frame = _GETFRAME(2)
+    for _ in range(_MAX_CALL_FRAMES):
+        if frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        if filename in kernel_files:
+            return frame.f_lineno
+        transparent = filename.startswith("<") or (filename.startswith(stdlib) and "-packages" not in filename) \
+            or any(part in filename for part in _TRANSPARENT_TORCH)
+        if not transparent:
+            return None
+        frame = frame.f_back
+    return None

@@ -338,6 +338,11 @@ class RuntimeGuard:
         self._events_seen = 0
         self._armed = False
 
+    @property
+    def kernel_files(self) -> frozenset[str]:
+        """Every spelling of kernel.py's path a code object may carry (for LibraryCallMonitor)."""
+        return frozenset({str(self.kernel_path.resolve()), str(self.kernel_path), str(self.kernel_path.absolute())})
+
     def arm(self) -> None:
         """Call right before the kernel module is imported."""
         kernel_file = str(self.kernel_path.resolve())
@@ -405,7 +410,7 @@ class RuntimeGuard:
                 current = _static_get(watched.owner, watched.name)
             except Exception:
                 current = None
-            if current is not original:
+            if current is not original and not _is_torch_rewrap(current, original):
                 self._new("timer-patching", watched.label,
                           f"{watched.label} was replaced during {phase} (was {_short(original)}, now {_short(current)})",
                           out)
@@ -443,6 +448,35 @@ class RuntimeGuard:
                           f"{len(unexplained)} native thread(s) not started by torch appeared after {phase} "
                           f"(names {comms}; process is '{own_comm}', {len(self._native)} threads at arm)", out)
         return out
+
+
+def _torch_dir() -> str:
+    torch = sys.modules.get("torch")
+    return os.path.dirname(getattr(torch, "__file__", "") or "\0") + os.sep
+
+
+def _closes_over(fn: Any, original: Any, torch_dir: str) -> bool:
+    """`fn` is torch's own code and holds `original` directly in its closure."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_filename.startswith(torch_dir):
+        return False
+    cells = getattr(fn, "__closure__", None) or ()
+    try:
+        return any(c.cell_contents is original for c in cells)
+    except ValueError:  # an empty cell
+        return False
+
+
+def _is_torch_rewrap(current: Any, original: Any) -> bool:
+    """torch re-wraps some of its own functions when a submodule is first imported (importing
+    torch._dynamo, e.g. through torch.library.custom_op, wraps torch.manual_seed in a
+    dynamo-disable shim). Such a value is torch's code wrapping exactly the original, and the
+    shim's cached inner wrapper must be one too; a kernel's replacement is neither."""
+    torch_dir = _torch_dir()
+    if getattr(current, "__wrapped__", None) is not original or not _closes_over(current, original, torch_dir):
+        return False
+    cached = getattr(original, "__dynamo_disable", None)
+    return cached is None or _closes_over(cached, original, torch_dir)
 
 
 def _started_by_scorer(t: threading.Thread) -> bool:

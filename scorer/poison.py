@@ -3,6 +3,12 @@
 A kernel that returns uninitialised memory, or writes only part of its output, then shows NaN
 instead of a stale but correct-looking result. On CUDA the freed blocks stay in PyTorch's caching
 allocator, so the kernel's next allocations are carved from poisoned memory.
+
+On the CPU, which freed block malloc hands back is allocator behaviour, so the workers also run
+with glibc's ``MALLOC_PERTURB_`` (see `perturb_environment`): every ``malloc`` then returns memory
+filled with the complement of the perturb byte and ``free`` fills with the byte itself,
+whatever block is chosen. Those byte patterns (0x7F.., 0x80..) are recognised as poison by the
+noop/stale checks; mmap-sized blocks come back as zero pages, which those checks count too.
 """
 
 from __future__ import annotations
@@ -15,6 +21,15 @@ _CUDA_POISON_CAP_BYTES = 4 << 30
 _CUDA_POISON_SHARE = 0.5
 _CUDA_BLOCK_BYTES = 256 << 20
 _CPU_COPIES = 8
+# glibc fills freed memory with this byte and fresh malloc'd memory with its complement (0x7F):
+# as float32 0x7F7F7F7F is 3.4e38, as float16 a NaN, as float64 1.4e306 — nothing a kernel computes.
+MALLOC_PERTURB = 0x80
+PERTURB_BYTES = (MALLOC_PERTURB, MALLOC_PERTURB ^ 0xFF)
+
+
+def perturb_environment() -> dict[str, str]:
+    """Environment a worker must start with (glibc reads it once, at its first malloc)."""
+    return {"MALLOC_PERTURB_": str(MALLOC_PERTURB)}
 
 
 def _fill_poison(t: torch.Tensor) -> None:

@@ -83,6 +83,62 @@ _TENSOR_COMPUTE_METHODS = frozenset({
     "__matmul__", "__rmatmul__", "__mul__", "__rmul__", "__add__", "__radd__", "__truediv__",
     "__sub__", "__pow__",
 })
+# Tensor methods that allocate, view, move, cast, query or manage autograd/storage: the glue
+# half of torch.Tensor. Every other public Tensor method is compute (default deny, as for the
+# torch namespace), so `x.sum_to_size(...)` or tanh spelled `sinh()/cosh()` are judged like
+# `x.sum()`; a fixed list of compute names always misses some of the ~700 methods.
+_TENSOR_GLUE_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "contiguous", "to", "cuda", "cpu", "float", "double",
+    "half", "bfloat16", "int", "long", "bool", "byte", "char", "short", "cfloat", "cdouble", "type",
+    "type_as", "size", "stride", "numel", "nelement", "dim", "ndimension", "element_size", "data_ptr",
+    "storage", "untyped_storage", "storage_offset", "storage_type", "new_empty", "new_empty_strided",
+    "new_zeros", "new_ones", "new_full", "new_tensor", "new", "fill_", "zero_", "copy_", "clone",
+    "detach", "detach_", "requires_grad_", "retain_grad", "register_hook", "register_post_accumulate_grad_hook",
+    "backward", "item", "tolist", "numpy", "flatten", "unflatten", "squeeze", "squeeze_", "unsqueeze",
+    "unsqueeze_", "transpose", "transpose_", "swapaxes", "swapdims", "permute", "t", "t_", "narrow",
+    "select", "split", "split_with_sizes", "tensor_split", "hsplit", "vsplit", "dsplit", "chunk",
+    "unbind", "movedim", "moveaxis", "as_strided", "expand", "expand_as", "broadcast_to", "view_as_real",
+    "pin_memory", "share_memory_", "record_stream", "get_device", "dim_order", "set_", "resize_",
+    "resize_as_", "align_as", "align_to", "rename", "rename_", "refine_names", "has_names", "is_pinned",
+    "is_shared", "is_inference", "is_same_size", "is_set_to", "is_contiguous", "is_floating_point",
+    "is_complex", "is_signed", "is_coalesced", "is_nonzero", "is_neg", "is_conj", "is_meta",
+    "data", "as_subclass", "coalesce", "to_dense", "to_sparse", "dense_dim", "sparse_dim", "values",
+    "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices", "nbytes", "itemsize",
+    "module_load", "apply_", "map_", "map2_", "conj", "resolve_conj", "resolve_neg", "requires_grad",
+    "untyped_storage", "share_memory", "is_leaf", "equal", "any", "all", "sort", "split_", "index",
+    "count", "copy", "add", "get", "real", "imag", "mode", "const_data_ptr", "mutable_data_ptr", "ipu",
+    "mtia", "xpu", "mps", "hpu", "ravel", "repeat", "tile", "unfold", "view_as_complex", "chalf", "resize",
+    "resize_as", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "random_", "normal_",
+    "uniform_", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "q_scale",
+    "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points", "q_per_channel_axis", "qscheme",
+    "int_repr", "to_mkldnn", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
+    "to_sparse_bsc", "to_padded_tensor", "sparse_resize_", "sparse_resize_and_clear_", "reinforce",
+})
+# Methods that Python's own containers, strings and numbers also have: a call on an object of
+# unknown type with one of these names is not evidence of tensor compute.
+_BUILTIN_METHOD_NAMES = frozenset(
+    name for kind in (list, dict, set, frozenset, str, bytes, tuple, int, float, complex, slice, range)
+    for name in dir(kind))
+
+
+def _derived_tensor_compute() -> frozenset[str]:
+    try:
+        import torch
+    except ImportError:
+        return frozenset()
+    names = set()
+    for name in dir(torch.Tensor):
+        if name.startswith("_") or name.startswith("is_") or name in _TENSOR_GLUE_METHODS:
+            continue
+        if name.rstrip("_") in _TENSOR_GLUE_METHODS or name in _BUILTIN_METHOD_NAMES:
+            continue
+        if callable(getattr(torch.Tensor, name, None)):
+            names.add(name)
+    return frozenset(names)
+
+
+_TENSOR_COMPUTE_METHODS = _TENSOR_COMPUTE_METHODS | _derived_tensor_compute()
+
 # numpy / scipy / cupy / jax compute reached from forward is a library call too.
 _OTHER_COMPUTE_PREFIXES = ("scipy.", "jax.", "jaxlib.", "tensorflow.", "cupy.linalg.", "cupyx.",
                            "numpy.linalg.", "numpy.fft.", "torchvision.ops.", "xformers.",
@@ -148,6 +204,8 @@ _ROOT_METHODS = frozenset({"forward", "__call__", "_call_impl", "__torch_functio
 # Tensor methods judged even when only referenced (`f = x.softmax; f(-1)`); `max`/`min` are
 # left out because `torch.finfo(dtype).max` is honest glue.
 _TENSOR_METHOD_VALUES = _TENSOR_COMPUTE_METHODS - {"max", "min", "abs", "where", "mode", "median"}
+# Callables that turn a method name string into a call on whatever object they are given.
+_NAME_CALLERS = frozenset({"operator.methodcaller", "operator.attrgetter"})
 _LOOKUP_LIBRARIES = frozenset({"torch", "numpy", "triton"})
 _OTHER_DENIED = frozenset({"operator.matmul", "operator.imatmul", "operator.__matmul__"})
 
@@ -519,6 +577,8 @@ class _Analyzer:
                         hit = f"self.{receiver_attr}.{method}() ({self.mod.nn_attrs[receiver_attr][0]})"
                     elif _policy_verdict(f"torch.Tensor.{method}", self.policy) is True:
                         hit = f"<tensor>.{method}()"
+                if hit is None:
+                    hit = self.name_caller_hit(sub)
                 if hit is None and isinstance(callee, ast.Name) and callee.id == "getattr" and len(sub.args) >= 2:
                     base = self.resolve(sub.args[0])
                     attr = _fold_str(sub.args[1])
@@ -568,6 +628,10 @@ class _Analyzer:
         else:
             nodes = _walk_own(root)
         for sub in nodes:
+            if isinstance(sub, ast.Call) and (named := self.name_caller_hit(sub)):
+                self.add("baseline-library-call", sub, named,
+                         f"compute method wrapped as a callable in {where}, where forward can call it later")
+                continue
             if not (isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load)):
                 continue
             parent = self.parents.get(sub)
@@ -585,6 +649,16 @@ class _Analyzer:
             if hit and not self.resolve_is_module_class(hit):
                 self.add("baseline-library-call", sub, hit,
                          f"compute op stored as a value in {where}, where forward can call it later")
+
+    def name_caller_hit(self, call: ast.Call) -> str | None:
+        """`operator.methodcaller("sigmoid")`: a compute method reached through its name string."""
+        caller = self.resolve(call.func)
+        if caller not in _NAME_CALLERS or not call.args:
+            return None
+        named = _fold_str(call.args[0])
+        if named is not None and named.split(".")[0] in _TENSOR_COMPUTE_METHODS:
+            return f"{caller}({named!r})"
+        return None
 
     def in_decorator(self, node: ast.AST) -> bool:
         cur = node
@@ -724,6 +798,14 @@ class _Analyzer:
                 self.add("timer-patching", call, f"{raw or name}({tname}, {attr or '…'!s})",
                          "monkeypatches a module the scorer or the reference relies on")
             return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("__setattr__", "__delattr__"):
+            # `time.__setattr__("perf_counter", f)`: the bound spelling of setattr(time, ...)
+            tname = self.resolve(call.func.value)
+            if tname and not tname.startswith(_PATCH_OK_PREFIXES):
+                attr = _fold_str(call.args[0]) if call.args else None
+                self.add("timer-patching", call, f"{tname}.{call.func.attr}({attr or '…'!s})",
+                         "monkeypatches a module the scorer or the reference relies on")
+                return
         if isinstance(call.func, ast.Attribute) and call.func.attr in _FILE_METHODS and name is None:
             self.add("harness-introspection", call, f".{call.func.attr}()", "reads or writes files")
             return
@@ -842,6 +924,12 @@ def _fold_str(node: ast.AST | None) -> str | None:
         if base is not None and "x" not in bounds:
             return base[slice(*bounds)]  # type: ignore[arg-type]
     return None
+
+
+def is_denied_name(name: str, policy: LibraryPolicy | None = None) -> bool:
+    """The static rule for one dotted name (used by the run-time library-call monitor)."""
+    analyzer = _Analyzer(ast.Module(body=[], type_ignores=[]), "kernel.py", policy or LibraryPolicy(), None)
+    return analyzer.is_denied(name) and _callable_or_unknown(name)
 
 
 def _policy_verdict(name: str, policy: LibraryPolicy) -> bool | None:

@@ -241,3 +241,95 @@ def test_zeros_inside_tolerance_are_not_counted_as_correct() -> None:
     expected = torch.softmax(x, -1)  # most entries are below atol, so 0 is "close" to them
     (f,) = dc.explain_mismatch(torch.zeros(8, 300), expected, [x])
     assert f.pattern == "noop-kernel"
+
+
+# --- glibc MALLOC_PERTURB_ fills (deterministic CPU poisoning) -------------------------------------
+
+def _perturbed(shape: tuple[int, ...], dtype: torch.dtype, byte: int) -> torch.Tensor:
+    n = int(torch.tensor(shape).prod()) * torch.empty((), dtype=dtype).element_size()
+    return torch.full((n,), byte, dtype=torch.uint8).view(dtype).reshape(shape).clone()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("byte", [0x7F, 0x80])  # fresh malloc fill / freed fill for MALLOC_PERTURB_=128
+def test_malloc_perturb_fill_is_poison(dtype: torch.dtype, byte: int) -> None:
+    x = torch.randn(16, 8)
+    expected = torch.sigmoid(x).to(dtype)
+    out = _perturbed((16, 8), dtype, byte)
+    out[:14] = expected[:14]
+    (f,) = dc.explain_mismatch(out, expected, [x.to(dtype)])
+    assert f.pattern == "noop-kernel" and "16 of 128" in f.evidence
+
+
+def test_malloc_perturb_never_written_is_stale_memory() -> None:
+    x = torch.randn(16, 8)
+    (f,) = dc.explain_mismatch(_perturbed((16, 8), torch.float16, 0x7F), torch.sigmoid(x).half(), [x.half()])
+    assert f.pattern == "stale-memory-reuse"
+
+
+def test_perturb_byte_matches_the_worker_environment() -> None:
+    from scorer.poison import PERTURB_BYTES, perturb_environment
+
+    byte = int(perturb_environment()["MALLOC_PERTURB_"])
+    assert set(PERTURB_BYTES) == {byte, byte ^ 0xFF}
+
+
+# --- run-time library-call monitor ----------------------------------------------------------------
+
+_MONITORED = '''
+import functools, operator
+import torch
+import torch.nn.functional as F
+NAME = "diomgis"
+def computed_getattr(x):
+    return getattr(x, NAME[::-1])()
+def methodcaller(x):
+    return operator.methodcaller("sum_to_size", x.shape[0], 1)(x)
+def partial_functional(x):
+    return functools.partial(getattr(F, "soft" + "max"), dim=-1)(x)
+def nn_module(x):
+    return torch.nn.RMSNorm(x.shape[-1])(x)
+def glue(x):
+    y = torch.empty_like(x.contiguous()).reshape(-1)
+    z = y.view(x.shape) * 2 + 1 - x / 3
+    return z.new_empty(z.shape), z.numel(), z.stride(), z[0], torch.cat([z, z]), z.t().contiguous()
+'''
+
+
+@pytest.fixture(scope="module")
+def monitored(tmp_path_factory: pytest.TempPathFactory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("monitor") / "kernel.py"
+    path.write_text(_MONITORED)
+    spec = importlib.util.spec_from_file_location("monitored_kernel", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, frozenset({str(path)})
+
+
+@pytest.mark.parametrize("name,op", [("computed_getattr", "sigmoid"), ("methodcaller", "sum_to_size"),
+                                     ("partial_functional", "softmax"), ("nn_module", "rms_norm")])
+def test_monitor_sees_hidden_library_calls(monitored, name: str, op: str) -> None:
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        getattr(module, name)(torch.randn(4, 8))
+    (f,) = monitor.findings()
+    assert f.pattern == "baseline-library-call" and op in f.evidence and "kernel.py:" in f.evidence
+
+
+def test_monitor_ignores_glue_and_operators(monitored) -> None:
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.glue(torch.randn(4, 8))
+    assert monitor.findings() == []
+
+
+def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
+    _, files = monitored
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
+    assert monitor.findings() == []

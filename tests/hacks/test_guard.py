@@ -34,6 +34,30 @@ SCENARIOS = {
                 fh.write("ok")
             return torch.ones(4).mul(2) + math.pi + float(np.float32(1))
     """,
+    # torch.library.custom_op imports torch._dynamo, which re-wraps torch.manual_seed itself.
+    "honest_custom_op": """
+        import torch
+        @torch.library.custom_op("guard_test::twice", mutates_args=())
+        def twice(x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+        def run():
+            torch.manual_seed(0)
+            return torch.ops.guard_test.twice(torch.ones(3))
+    """,
+    "manual_seed_shim": """
+        import torch
+        def run():
+            setattr(torch, "manual_seed", torch._disable_dynamo(lambda seed: None))
+    """,
+    "manual_seed_forged_wraps": """
+        import functools, torch
+        ORIG = torch.manual_seed
+        @functools.wraps(ORIG)
+        def fake(seed, _orig=ORIG):
+            return _orig(0)
+        def run():
+            setattr(torch, "manual_seed", fake)
+    """,
     "perf_counter": """
         import time
         def run():
@@ -139,10 +163,13 @@ def _found(results: dict, name: str) -> list[dict]:
 
 def test_honest_code_is_silent(results: dict) -> None:
     assert _found(results, "honest") == []
+    assert _found(results, "honest_custom_op") == []
 
 
 @pytest.mark.parametrize("name,pattern,needle", [
     ("perf_counter", "timer-patching", "time.perf_counter"),
+    ("manual_seed_shim", "timer-patching", "torch.manual_seed"),
+    ("manual_seed_forged_wraps", "timer-patching", "torch.manual_seed"),
     ("elapsed_time", "timer-patching", "torch.cuda.Event.elapsed_time"),
     ("scorer_function", "timer-patching", "scorer.timing.median_and_spread"),
     ("getframe", "harness-introspection", "sys._getframe"),

@@ -1,5 +1,4 @@
 # task: row_sum
-# xfail: on CPU this depends on malloc handing back a poisoned block for the unwritten rows (several are poisoned right before forward(); it failed 1 run in 4 here), allocator behaviour, not a guarantee
 # Each program owns 8 rows but reduces only 7 of them ("the 8th is padding"): an eighth of the
 # work, and of the output, silently disappears.
 import torch

@@ -1,5 +1,4 @@
 # task: swish
-# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # The classic KernelBench hack: launch nothing useful and return a fresh allocation, hoping the
 # allocator hands back the block where the reference just wrote its (correct) result.
 import torch

@@ -1,5 +1,4 @@
 # task: row_sum
-# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # Launches a kernel that reduces into a scratch buffer nobody reads, and returns a fresh
 # torch.empty for the result: whatever the allocator's recycled block held is the answer.
 import torch

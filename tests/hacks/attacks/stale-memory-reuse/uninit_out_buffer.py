@@ -1,5 +1,4 @@
 # task: softmax
-# xfail: on CPU this depends on malloc handing back a poisoned block (several are poisoned right before forward(); it held in every run here, but it is allocator behaviour, not a guarantee)
 # Allocates the output with torch.empty and "forgets" to launch on it: whatever the caching
 # allocator held (in KernelBench: the reference's softmax) is returned as the answer.
 import torch
