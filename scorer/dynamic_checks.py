@@ -32,7 +32,11 @@ _GARBAGE_FACTOR = 1e12
 #   bf16 end to end 2.3e-3..1.1e-2.
 # A TF32 matmul must pass, so the error bar sits above TF32's worst case with a margin; below it,
 # fp16/bf16 are caught by their fingerprint instead (see _HALF_FINGERPRINT).
-_ERROR_FLOOR = 1.5e-3
+# On the H200 (fp32 tasks, Triton tl.dot in TF32 with fp32 accumulation) honest solutions measured
+# 1.5e-3 (GQA decode, SwiGLU MLP) to 2.5e-3 (MLA, two chained contractions and a softmax), above
+# the CPU calibration; the bar keeps 2x over that. bf16 operands with fp32 accumulation can land in
+# the same band: those are caught by the fingerprint below (bf16-rounded outputs) or flagged statically.
+_ERROR_FLOOR = 5e-3
 # Tasks with no contraction (no tl.dot, so no TF32) get a far lower bar: honest fp32 kernels
 # there measure 4.5e-8..5e-7 (fast-math exp/rsqrt included), bf16 exponentials alone 9e-4.
 _STRICT_ERROR_FLOOR = 1e-4

@@ -306,8 +306,10 @@ class Judge:
             self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
     def _load(self, worker: WorkerProcess, kernel_copy: Path, ref: ReferenceData, score: Score) -> None:
+        policy = self.suite.policy
         header = {"op": "load", "kernel_path": str(kernel_copy), "device": str(self.device),
-                  "init_seed": ref.environment["init_seed"]}
+                  "init_seed": ref.environment["init_seed"],
+                  "policy": {"allow": list(policy.allow), "deny": list(policy.deny)}}
         reply = self._ask(worker, "load", header, {"init_inputs": ref.init_inputs, "state_dict": ref.state_dict},
                           self.options.load_s)
         with _untrusted_reply("load"):

@@ -19,9 +19,11 @@ import torch
 
 from scorer import dynamic_checks
 from scorer.catalog import Finding
+from scorer.dynamic_checks import LibraryCallMonitor
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
+from scorer.suites import LibraryPolicy
 from scorer.taskload import as_output_list, to_device
 from scorer.timing import Clock, TimingPlan, time_forward
 
@@ -110,6 +112,7 @@ class KernelRole:
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
         self.pristine: list[list[Any]] = []
+        self.policy = LibraryPolicy()
 
     def _sync(self) -> None:
         if self.device.type == "cuda" and self.clock.cuda_sync is not None:
@@ -130,6 +133,8 @@ class KernelRole:
         kernel_path = Path(header["kernel_path"])
         self.device = torch.device(header["device"])
         self.init_seed = int(header["init_seed"])
+        policy = header.get("policy") or {}
+        self.policy = LibraryPolicy(tuple(policy.get("allow", ())), tuple(policy.get("deny", ())))
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
@@ -189,9 +194,19 @@ class KernelRole:
             return out
 
         use_profiler = self.device.type == "cuda" and bool(self.census.cuda_names)
-        record = self._call(self.model, args, specs, "seed-0", profiled if use_profiler else None)
+        # Library compute reached through names no static rule can fold (getattr with a computed
+        # name, eval) still passes through torch's function dispatch on the first call.
+        assert self.guard is not None
+        monitor = LibraryCallMonitor(self.guard.kernel_files, self.policy)
+
+        def watched(fn: Callable[[], Any]) -> Any:
+            with monitor:
+                return profiled(fn) if use_profiler else fn()
+
+        record = self._call(self.model, args, specs, "seed-0", watched)
         if record.error is None:
             record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
+            record.findings += monitor.findings()
         return record
 
     def correctness(self, header: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], Any]:

@@ -19,6 +19,13 @@ import torch
 CUDA_TIMER = "cuda_event"
 CPU_TIMER = "cpu/perf_counter"
 _CPU_FLUSH_BYTES = 32 << 20  # larger than the last-level cache of common CI CPUs
+# On a GPU, warm-up runs at least this long (besides its repetition count): a few reps of a 0.1 ms kernel
+# leave the GPU below its boost clock, and the baseline and kernel then run at different clocks.
+MIN_WARMUP_S = 0.25
+_MAX_WARMUP_REPS = 5000
+# Before each start event the GPU spins this long, so the host has enqueued the forward's first
+# launch before the start event fires: launch latency (and host jitter) stays out of the events.
+_SPIN_CYCLES = 40_000  # ~20 us at Hopper clocks
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,7 @@ class Clock:
     event_record: Callable[..., Any] | None
     event_elapsed: Callable[..., float] | None
     cuda_sync: Callable[..., None] | None
+    gpu_spin: Callable[[int], None] | None = None
 
 
 def capture_clock() -> Clock:
@@ -38,6 +46,7 @@ def capture_clock() -> Clock:
         event_record=event_cls.record,
         event_elapsed=event_cls.elapsed_time,
         cuda_sync=torch.cuda.synchronize,
+        gpu_spin=getattr(torch.cuda, "_sleep", None),
     )
 
 
@@ -90,8 +99,13 @@ def time_forward(
     flush = _Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
-    for i in range(plan.warmup):
+    warm_start, min_warm_s = clock.perf_counter(), MIN_WARMUP_S if on_cuda else 0.0
+    i = 0
+    while i < plan.warmup or (clock.perf_counter() - warm_start < min_warm_s and i < _MAX_WARMUP_REPS):
         fn(*input_sets[i % len(input_sets)])
+        i += 1
+        if i >= plan.warmup:
+            sync()  # time the warm-up by completed work, not by launches queued
     sync()
     keep = set(plan.keep_reps)
     kept: dict[int, Any] = {}
@@ -110,6 +124,8 @@ def time_forward(
         sync()
         if on_cuda:
             start, end = clock.event_cls(enable_timing=True), clock.event_cls(enable_timing=True)
+            if clock.gpu_spin is not None:
+                clock.gpu_spin(_SPIN_CYCLES)
             clock.event_record(start)
         t0 = clock.perf_counter()
         out = fn(*args)

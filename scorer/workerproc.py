@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorer.poison import perturb_environment
 from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
 
 SCORER_ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +60,9 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
         PYTHONFAULTHANDLER="1",
         PYTHONUNBUFFERED="1",
     )
+    # glibc reads it at the first malloc, so it must be set before exec; both workers get it so
+    # CPU timing pays the same malloc-fill cost on each side.
+    env.update(perturb_environment())
     return env
 
 

@@ -235,11 +235,11 @@ def _subprocess(cmd: list[str], log: Path, budget: Budget, env: dict[str, str] |
     return rc, log.read_text()
 
 
-def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str) -> list[str]:
+def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str, workers: int) -> list[str]:
     corpus_out = out / f"corpus_{kind}"
     corpus_out.mkdir(exist_ok=True)
     cmd = [sys.executable, str(ROOT / "tests/hacks/gpu_corpus.py"), "--device", device, "--kind", kind,
-           "--out", str(corpus_out), "--budget-s", str(max(30, int(budget.left_s() - 30)))]
+           "--out", str(corpus_out), "--workers", str(workers), "--budget-s", str(max(30, int(budget.left_s() - 30)))]
     if only:
         cmd += ["--only", only]
     rc, text = _subprocess(cmd, out / f"{kind}.log", budget)
@@ -285,7 +285,9 @@ def main() -> None:
     parser.add_argument("--suites", default="kernelbench,fp4-quant")
     parser.add_argument("--tasks", default="", help="comma list of task ids: score only these suite tasks")
     parser.add_argument("--only", default="", help="corpus parts: only entries whose name contains this")
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=4, help="kernels scored at once (suites, corpus)")
+    parser.add_argument("--demo-workers", type=int, default=1,
+                        help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
     parser.add_argument("--budget-s", type=float, default=560.0, help="start no new work after this many seconds")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -298,12 +300,12 @@ def main() -> None:
             if part == "ceilings":
                 lines, peaks = part_ceilings(args.out, args.device)
             elif part == "demo":
-                lines = part_demo(args.out, args.device, args.workers, budget)
+                lines = part_demo(args.out, args.device, args.demo_workers, budget)
             elif part == "suites":
                 only = {t for t in args.tasks.split(",") if t}
                 lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
             elif part in ("attacks", "clean"):
-                lines = part_corpus(args.out, args.device, part, budget, args.only)
+                lines = part_corpus(args.out, args.device, part, budget, args.only, args.workers)
             elif part == "pytest":
                 lines = part_pytest(args.out, budget)
             elif part == "sweep":

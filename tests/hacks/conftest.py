@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
-
-from scorer.poison import perturb_environment
-
-# Workers inherit os.environ; glibc's MALLOC_PERTURB_ makes CPU poisoning deterministic (every
-# malloc'd block comes back filled, whichever block it is). scorer/workerproc.py is meant to set
-# this in child_environment itself; until it does, the corpus sets it here so CPU partial-write
-# attacks are judged the way production will judge them.
-for _key, _value in perturb_environment().items():
-    os.environ.setdefault(_key, _value)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

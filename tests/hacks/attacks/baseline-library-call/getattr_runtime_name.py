@@ -1,5 +1,4 @@
 # task: swish
-# xfail: a method name computed at run time is invisible to static analysis and nothing at run time records the ATen ops forward ran; needs a TorchFunctionMode around the first forward in scorer/kernel_role.py
 # The op name is built at run time (reversed string), so no constant folding can see it;
 # a copy kernel launches so the census is satisfied.
 import torch
