@@ -353,7 +353,10 @@ async def _score(
 async def score_in_sandbox(spec: TrialSpec, suite: Suite, task: Task, device: str, kernel: Path, transcript: Transcript) -> Score:
     """Score in a FRESH sandbox holding only the suite's task files and kernel.py. A broken
     scorer or sandbox becomes a runtime_error score with the reason, never a crash."""
-    cfg = _sandbox_config(spec.sandbox, device, spec.trial_id, "scorer").model_copy(update={"memory": spec.score_memory})
+    # The scorer's payloads (inputs and outputs, GBs at full task size) pass through files in the
+    # workspace, so its size (and the process backend's file-size limit) follows the memory limit.
+    cfg = _sandbox_config(spec.sandbox, device, spec.trial_id, "scorer").model_copy(
+        update={"memory": spec.score_memory, "workspace_size": spec.score_memory})
     try:
         async with open_sandbox(cfg) as sb:
             transcript.event("harness_event", kind="sandbox_opened", role="scorer", workdir=sb.workdir, info=sb.info.to_dict())
@@ -400,9 +403,12 @@ def _score_command(spec: TrialSpec, sb: Sandbox, task: Task, device: str) -> str
     env = {
         "TORCH_EXTENSIONS_DIR": f"{sb.workdir}/.cache/torch_extensions",
         "TRITON_CACHE_DIR": f"{sb.workdir}/.cache/triton",
+        # The workspace, not the container's small /tmp: the scorer's payload files go here.
+        "TMPDIR": f"{sb.workdir}/.cache/tmp",
     }
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return f"cd {shlex.quote(sb.workdir)} && {assignments} {shlex.join(args)}"
+    return (f"cd {shlex.quote(sb.workdir)} && mkdir -p {shlex.quote(env['TMPDIR'])} && "
+            f"{assignments} {shlex.join(args)}")
 
 
 async def _close_model(model: ModelClient) -> None:
