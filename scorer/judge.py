@@ -221,7 +221,8 @@ class Judge:
     # --- reference worker -------------------------------------------------------------------
     def _reference(self, base: Path, will_time: bool) -> tuple[ReferenceData, TimingFigures | None]:
         init_seed = secrets.randbits(31)
-        alt_shapes = [{**self.overrides, **alt} for alt in self.task.alt_shapes] if self.options.alt_shapes else []
+        variants = self.task.full_alt_shapes if not self.overrides and self.task.full_alt_shapes else self.task.alt_shapes
+        alt_shapes = [{**self.overrides, **alt} for alt in variants] if self.options.alt_shapes else []
         header = {
             "op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
             "overrides": self.overrides, "init_seed": init_seed,

@@ -66,6 +66,9 @@ class Task:
     test_shapes: dict[str, Any] = field(default_factory=dict)
     # Extra shape variants the scorer also verifies on (shape-specialization check).
     alt_shapes: tuple[dict[str, Any], ...] = ()
+    # Variants for full-size runs (GPU): alt_shapes are sized against test_shapes, and a variant
+    # smaller than the full shape cannot expose a kernel that froze the full shape's width.
+    full_alt_shapes: tuple[dict[str, Any], ...] = ()
     cuda_only: bool = False
     solution: Path | None = None
 
@@ -196,6 +199,7 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
             bytes_moved=entry.get("bytes"),
             test_shapes=dict(entry.get("test_shapes", {})),
             alt_shapes=tuple(dict(s) for s in entry.get("alt_shapes", ())),
+            full_alt_shapes=tuple(dict(s) for s in entry.get("full_alt_shapes", ())),
             cuda_only=bool(entry.get("cuda_only", False)),
             solution=solution if solution.is_file() else None,
         )

@@ -33,13 +33,12 @@ sys.path.insert(0, str(ROOT))
 from scorer import score_kernel  # noqa: E402
 from scorer.aggregate import KernelResult, summarize  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
+from scorer.dynamic_checks import _NO_CONTRACTION_CATEGORIES  # noqa: E402
 from scorer.suites import Suite, Task, load_suite  # noqa: E402
 
 # Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
 # ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
 DEFAULT_PEAKS = {"bytes_s": 4.3e12, "bf16": 790e12, "tf32": 495e12, "fp32": 67e12, "fp8": 1580e12}
-# Tasks whose float32 work is a contraction: an honest solution may use TF32 tensor cores.
-_CONTRACTIONS = {"matmul", "gemm", "conv", "attention", "fusion", "model", "block", "moe", "quantized-gemm"}
 
 
 @dataclass
@@ -160,8 +159,8 @@ def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
         rate = peaks["fp8"]
     elif dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
         rate = peaks["bf16"]
-    elif (task.category or "") in _CONTRACTIONS:
-        rate = peaks["tf32"]
+    elif (task.category or "").lower() not in _NO_CONTRACTION_CATEGORIES:
+        rate = peaks["tf32"]  # the same rule as the precision check: TF32 allowed in contractions
     else:
         rate = peaks["fp32"]
     return max((task.flops or 0) / rate, (task.bytes_moved or 0) / peaks["bytes_s"]) * 1e3
