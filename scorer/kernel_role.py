@@ -19,7 +19,6 @@ import torch
 
 from scorer import dynamic_checks
 from scorer.catalog import Finding
-from scorer.dynamic_checks import LibraryCallMonitor
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
@@ -197,7 +196,7 @@ class KernelRole:
         # Library compute reached through names no static rule can fold (getattr with a computed
         # name, eval) still passes through torch's function dispatch on the first call.
         assert self.guard is not None
-        monitor = LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
 
         def watched(fn: Callable[[], Any]) -> Any:
             with monitor:

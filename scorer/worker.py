@@ -17,9 +17,8 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
 from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 from scorer.protocol import Spool, recv_frame, send_frame  # noqa: E402
 

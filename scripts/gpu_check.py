@@ -52,12 +52,9 @@ class Budget:
         return self.left_s() > need_s
 
 
-def _options(device: str, quick: bool = False) -> ScoreOptions:
+def _options(device: str) -> ScoreOptions:
     # Tighter phase limits than the defaults: one stuck kernel must not eat a whole device call.
-    limits = dict(load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
-    if quick:
-        return ScoreOptions(device=device, seeds=2, warmup=3, repetitions=20, **limits)
-    return ScoreOptions(device=device, **limits)
+    return ScoreOptions(device=device, load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
 
 
 def _score(suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[str, Any], float]:
@@ -221,17 +218,21 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
 
 
 # --- corpus, pytest, sweep --------------------------------------------------------------------------
-def _subprocess(cmd: list[str], log: Path, budget: Budget, env: dict[str, str] | None = None) -> tuple[int, str]:
+def _text(data: str | bytes | None) -> str:
+    # TimeoutExpired carries what was captured so far as bytes, even under text=True.
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
+
+
+def _subprocess(cmd: list[str], log: Path, budget: Budget) -> tuple[int, str]:
     timeout = max(30.0, budget.left_s() - 15)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                              env={**os.environ, **(env or {})})
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
         text, rc = proc.stdout + "\n--- stderr ---\n" + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        text = f"{exc.stdout or ''}\n--- stderr ---\n{exc.stderr or ''}\n(killed after {timeout:.0f} s)"
+        text = f"{_text(exc.stdout)}\n--- stderr ---\n{_text(exc.stderr)}\n(killed after {timeout:.0f} s)"
         rc = 124
-    log.write_text(text if isinstance(text, str) else text.decode(errors="replace"))
-    return rc, log.read_text()
+    log.write_text(text)
+    return rc, text
 
 
 def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str, workers: int) -> list[str]:
@@ -264,15 +265,15 @@ def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
     index = sweep_dir / "index.json" if (sweep_dir / "index.json").is_file() else None
     lines = [f"sweep examples/demo.toml on {device} (exit {rc})"]
     if index is None:
-        return lines + ["  no index.json: " + text.strip().splitlines()[-1][:300] if text.strip() else "  no output"]
+        last = text.strip().splitlines()[-1][:300] if text.strip() else "no output"
+        return lines + [f"  no index.json: {last}"]
     data = json.loads(index.read_text())
     (out / "sweep_index.json").write_text(json.dumps(data, indent=1))
     for trial in data.get("trials", []):
         speedup = trial.get("speedup")
-        lines.append(f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | "
-                     f"speedup {speedup:.3f}" if isinstance(speedup, float) else
-                     f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | "
-                     f"{','.join(trial.get('hacks') or [])} {(trial.get('error') or '')[:120]}")
+        outcome = (f"speedup {speedup:.3f}" if isinstance(speedup, float)
+                   else f"{','.join(trial.get('hacks') or [])} {(trial.get('error') or '')[:120]}")
+        lines.append(f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | {outcome}")
     return lines
 
 
