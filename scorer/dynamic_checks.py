@@ -55,14 +55,18 @@ _ERROR_SAMPLE = 1 << 20
 _HALF_TASK_DTYPES = {"float16", "bfloat16", "half", "fp16", "bf16", "float8_e4m3fn", "float8_e5m2"}
 
 # --- timing --------------------------------------------------------------------------------------
-# The host clock brackets forward() + a device-wide synchronize; device events bracket the same
-# region. Launch and sync overhead makes the host a little slower, never several times slower,
-# unless work runs outside what the events see.
+# The host clock brackets forward() + a device-wide synchronize; the events bracket what forward
+# put on the caller's stream. Launch and sync overhead makes the host a little slower, never
+# several times slower, unless work runs outside what the events see.
 _HOST_OVER_EVENT_RATIO = 1.5
 _HOST_OVER_EVENT_MARGIN_MS = 0.05
 # Events cannot legitimately measure more than the host clock that encloses them.
 _EVENT_OVER_HOST_MARGIN_MS = 0.05
 _EVENT_OVER_HOST_RATIO = 1.2
+# End event to the event after the device-wide synchronize, beyond what it is with no forward at
+# all: work still running on other streams when the caller's stream was done.
+_DRAIN_EXCESS_MARGIN_MS = 0.02
+_DRAIN_EXCESS_RATIO = 0.1
 
 # --- roofline ------------------------------------------------------------------------------------
 # (peak bytes/s, peak fp32 non-tensor FLOP/s, peak dense bf16 tensor FLOP/s) from vendor data
@@ -282,8 +286,13 @@ def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, t
     return []
 
 
-def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[float]) -> list[Finding]:
-    """stream-injection / timer-patching: device-event times versus host-clock times per repetition."""
+def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[float],
+                    drain_ms: Sequence[float] | None = None, idle_drain_ms: Sequence[float] | None = None,
+                    gate_ms: Sequence[float] | None = None) -> list[Finding]:
+    """stream-injection / timer-patching: device-event times versus host-clock times per
+    repetition, and the device's drain time after the end event versus an idle device's. The host
+    clock starts while the GPU is still held before the start event (`gate_ms`), so it may exceed
+    the events by that hold."""
     pairs = [(float(e), float(h)) for e, h in zip(event_times_ms, host_times_ms)
              if _finite(e) and _finite(h)]
     if len(pairs) != len(list(zip(event_times_ms, host_times_ms))) and pairs:
@@ -298,11 +307,33 @@ def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[flo
         return [Finding("timer-patching",
                         f"device events claim {ev_med:.4g} ms per repetition but the enclosing host clock saw "
                         f"{host_med:.4g} ms (median of {len(pairs)}): the event times are not real")]
-    if host_med > _HOST_OVER_EVENT_RATIO * ev_med + _HOST_OVER_EVENT_MARGIN_MS:
+    drained = _drain_finding(ev_med, drain_ms, idle_drain_ms)
+    if drained:
+        return drained
+    gates = [float(g) for g in gate_ms or () if _finite(g)]
+    gate_med = statistics.median(gates) if gates else 0.0
+    if host_med > _HOST_OVER_EVENT_RATIO * ev_med + gate_med + _HOST_OVER_EVENT_MARGIN_MS:
+        held = f" + the {gate_med:.3g} ms hold before the start event" if gates else ""
         return [Finding("stream-injection",
                         f"host clock {host_med:.4g} ms vs device events {ev_med:.4g} ms per repetition (median of "
-                        f"{len(pairs)}; allowed {_HOST_OVER_EVENT_RATIO}x + {_HOST_OVER_EVENT_MARGIN_MS} ms): work "
+                        f"{len(pairs)}; allowed {_HOST_OVER_EVENT_RATIO}x + {_HOST_OVER_EVENT_MARGIN_MS} ms{held}): work "
                         "runs where the timing events do not see it")]
+    return []
+
+
+def _drain_finding(ev_med: float, drain_ms: Sequence[float] | None,
+                   idle_drain_ms: Sequence[float] | None) -> list[Finding]:
+    drains = [float(d) for d in drain_ms or () if _finite(d)]
+    idles = [float(d) for d in idle_drain_ms or () if _finite(d)]
+    if not drains or not idles:
+        return []
+    drain_med, idle_med = statistics.median(drains), statistics.median(idles)
+    allowed = _DRAIN_EXCESS_MARGIN_MS + _DRAIN_EXCESS_RATIO * ev_med
+    if drain_med - idle_med > allowed:
+        return [Finding("stream-injection",
+                        f"the device was still busy {drain_med - idle_med:.4g} ms after the caller's stream finished "
+                        f"(drain {drain_med:.4g} ms vs {idle_med:.4g} ms when idle, medians; timed {ev_med:.4g} ms; "
+                        f"allowed {allowed:.3g} ms): work runs on a stream the timing events do not see")]
     return []
 
 
@@ -436,13 +467,22 @@ class LibraryCallMonitor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._mode.__exit__(*exc)
+        from torch.overrides import _get_current_function_mode_stack
+
+        stack = _get_current_function_mode_stack()
+        self.displaced = not stack or stack[-1] is not self._mode
+        if not self.displaced:
+            self._mode.__exit__(*exc)
 
     def findings(self) -> list[Finding]:
-        if not self.calls:
-            return []
-        shown = ", ".join(f"{k} x{v}" for k, v in list(self.calls.items())[:8])
-        return [Finding("baseline-library-call", f"library compute ran inside forward: {shown}")]
+        found = []
+        if getattr(self, "displaced", False):
+            found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
+                                 "popped or buried under another mode during forward and not restored"))
+        if self.calls:
+            shown = ", ".join(f"{k} x{v}" for k, v in list(self.calls.items())[:8])
+            found.append(Finding("baseline-library-call", f"library compute ran inside forward: {shown}"))
+        return found
 
 
 # torch's own Python layers between a kernel and the op it asked for: the op's Python wrapper

@@ -62,6 +62,10 @@ class TimingFigures:
     host_times_ms: list[float]
     event_times_ms: list[float] | None = None
     findings: list[Finding] = field(default_factory=list)
+    drain_ms: list[float] | None = None
+    idle_drain_ms: list[float] | None = None
+    gate: str = ""
+    gate_ms: list[float] | None = None
 
 
 def resolve_device(requested: str, task: Task, suite: Suite) -> torch.device:
@@ -307,10 +311,8 @@ class Judge:
             self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
     def _load(self, worker: WorkerProcess, kernel_copy: Path, ref: ReferenceData, score: Score) -> None:
-        policy = self.suite.policy
         header = {"op": "load", "kernel_path": str(kernel_copy), "device": str(self.device),
-                  "init_seed": ref.environment["init_seed"],
-                  "policy": {"allow": list(policy.allow), "deny": list(policy.deny)}}
+                  "init_seed": ref.environment["init_seed"], "policy": self.suite.policy.to_dict()}
         reply = self._ask(worker, "load", header, {"init_inputs": ref.init_inputs, "state_dict": ref.state_dict},
                           self.options.load_s)
         with _untrusted_reply("load"):
@@ -349,7 +351,10 @@ class Judge:
             times = [float(t) for t in h["times_ms"]]
             host = [float(t) for t in h["host_times_ms"]]
             events = [float(t) for t in h["event_times_ms"]] if h.get("event_times_ms") is not None else None
-        return TimingFigures(str(h["timer"]), times, host, events, findings)
+            drains = [float(t) for t in h["drain_ms"]] if h.get("drain_ms") is not None else None
+            idle = [float(t) for t in h["idle_drain_ms"]] if h.get("idle_drain_ms") is not None else None
+            gate_ms = [float(t) for t in h["gate_ms"]] if h.get("gate_ms") is not None else None
+        return TimingFigures(str(h["timer"]), times, host, events, findings, drains, idle, str(h.get("gate", "")), gate_ms)
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:
@@ -359,13 +364,14 @@ class Judge:
             device=self.device.type, timer=kernel.timer, baseline_ms=base_ms, kernel_ms=kern_ms,
             speedup=base_ms / kern_ms if kern_ms > 0 else None, repetitions=len(kernel.times_ms),
             baseline_spread=base_spread, kernel_spread=kern_spread,
-            baseline_times_ms=list(baseline.times_ms), kernel_times_ms=list(kernel.times_ms),
+            baseline_times_ms=list(baseline.times_ms), kernel_times_ms=list(kernel.times_ms), gate=kernel.gate,
         )
 
     def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, ref: ReferenceData) -> list[Finding]:
         findings = list(kernel.findings)
         if kernel.event_times_ms is not None:
-            findings += dynamic_checks.timing_findings(kernel.event_times_ms, kernel.host_times_ms)
+            findings += dynamic_checks.timing_findings(kernel.event_times_ms, kernel.host_times_ms,
+                                                       kernel.drain_ms, kernel.idle_drain_ms, kernel.gate_ms)
         if timing.kernel_ms is not None:
             device_name = ref.environment.get("gpu") or "cpu"
             findings += dynamic_checks.roofline_findings(timing.kernel_ms, self.task.flops, self.task.bytes_moved, device_name)

@@ -132,8 +132,7 @@ class KernelRole:
         kernel_path = Path(header["kernel_path"])
         self.device = torch.device(header["device"])
         self.init_seed = int(header["init_seed"])
-        policy = header.get("policy") or {}
-        self.policy = LibraryPolicy(tuple(policy.get("allow", ())), tuple(policy.get("deny", ())))
+        self.policy = LibraryPolicy.from_dict(header.get("policy"))
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
@@ -260,6 +259,10 @@ class KernelRole:
         with torch.no_grad():
             run = time_forward(self.model, sets, plan, self.device, self.clock, on_output)
         findings += self.guard.check("timing")
+        if "INCOMPLETE" in run.gate:
+            findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
-                      "event_times_ms": run.event_times_ms, "findings": _findings(findings)}
+                      "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
+                      "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
+                      "findings": _findings(findings)}
         return header_out, {"kept": {int(k): v for k, v in run.kept_outputs.items()}}

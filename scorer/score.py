@@ -40,6 +40,7 @@ class TimingResult:
     kernel_spread: float | None = None
     baseline_times_ms: list[float] = field(default_factory=list)
     kernel_times_ms: list[float] = field(default_factory=list)
+    gate: str = ""  # how the GPU was held before each start event (scorer.device_gate); "" on CPU
 
 
 @dataclass

@@ -199,6 +199,14 @@ _INTROSPECTION_ATTRS = frozenset({
     "__getattribute__", "__loader__", "__spec__", "co_consts",
 })
 _SYS_MODULES = "sys.modules"
+# torch's switches for its function-mode stack, where the scorer's LibraryCallMonitor sits during
+# the first forward: a kernel has no use for them but to run compute ops unseen.
+_MODE_STACK_SWITCHES = frozenset({
+    "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
+    "_push_on_torch_function_stack", "_pop_mode", "_pop_mode_temporarily", "_get_current_function_mode_stack",
+    "_len_torch_function_stack", "_get_function_stack_at", "_set_torch_function_mode", "_disabled_torch_function_impl",
+    "_unset_dispatch_mode", "_pop_torch_dispatch_stack", "_disable_current_modes",
+})
 _ROOT_METHODS = frozenset({"forward", "__call__", "_call_impl", "__torch_function__",
                            "__torch_dispatch__", "__getattr__", "__getattribute__"})
 # Tensor methods judged even when only referenced (`f = x.softmax; f(-1)`); `max`/`min` are
@@ -713,6 +721,12 @@ class _Analyzer:
 
     def scan_integrity(self) -> None:
         for sub in ast.walk(self.tree):
+            switch = (sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name)
+                      else sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None)
+            if switch in _MODE_STACK_SWITCHES:
+                self.add("harness-introspection", sub, str(switch),
+                         "switches off or edits torch's function-mode stack, where the library-call monitor runs")
+                continue
             if isinstance(sub, ast.Import):
                 for a in sub.names:
                     self.judge_import(sub, a.name)

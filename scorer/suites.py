@@ -11,7 +11,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from scorer.errors import ScorerUserError
 
@@ -49,6 +49,14 @@ class LibraryPolicy:
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"allow": list(self.allow), "deny": list(self.deny)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "LibraryPolicy":
+        data = data or {}
+        return cls(allow=tuple(str(x) for x in data.get("allow", ())), deny=tuple(str(x) for x in data.get("deny", ())))
 
 
 @dataclass(frozen=True)
@@ -178,10 +186,7 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
     baseline = str(data.get("baseline", "eager"))
     if baseline not in ("eager", "compile"):
         raise ScorerUserError(f"{manifest_path}: baseline must be 'eager' or 'compile', not '{baseline}'")
-    policy_data = data.get("policy", {})
-    policy = LibraryPolicy(
-        allow=tuple(policy_data.get("allow", ())), deny=tuple(policy_data.get("deny", ()))
-    )
+    policy = LibraryPolicy.from_dict(data.get("policy", {}))
     tasks: dict[str, Task] = {}
     for task_id, entry in data.get("tasks", {}).items():
         path = root / entry.get("file", f"{task_id}.py")

@@ -3,8 +3,14 @@
 The clock primitives are captured by `capture_clock()` before any kernel is imported and only
 those captured callables are used afterwards, so a kernel that patches `torch.cuda.Event`,
 `synchronize` or `time.perf_counter` later does not change what we measure (the guard reports
-the patch). Per repetition: flush L2, start event, forward, device-wide synchronize (covers side
-streams), end event; a host clock brackets forward + synchronize as a cross-check.
+the patch). Per repetition: flush L2, hold every SM of the GPU (scorer.device_gate: the host
+enqueues forward meanwhile, so its launch overhead stays out of the events), start event, forward,
+end event on the caller's stream, device-wide synchronize, then a "drained" event. The time is
+start to end, without the host's launch or wake-up latency (on the H200 VM those moved 0.07-0.2 ms
+kernels' medians by 15-26% between processes; with the hold the spread was under 1%). Work left
+running on other streams shows as end-to-drained time above the idle calibration (`idle_drain_ms`,
+the same sequence with no forward); a host clock brackets forward + synchronize as a second
+cross-check. dynamic_checks.timing_findings judges both.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ _CPU_FLUSH_BYTES = 32 << 20  # larger than the last-level cache of common CI CPU
 # leave the GPU below its boost clock, and the baseline and kernel then run at different clocks.
 MIN_WARMUP_S = 0.25
 _MAX_WARMUP_REPS = 5000
-# Before each start event the GPU spins this long, so the host has enqueued the forward's first
-# launch before the start event fires: launch latency (and host jitter) stays out of the events.
+# Where the GPU-wide hold cannot run (no Triton, ROCm), the GPU spins this long on the caller's
+# stream before each start event instead: only the first launch's latency stays out of the events.
 _SPIN_CYCLES = 40_000  # ~20 us at Hopper clocks
+_IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions
 
 
 @dataclass(frozen=True)
@@ -36,9 +43,12 @@ class Clock:
     event_elapsed: Callable[..., float] | None
     cuda_sync: Callable[..., None] | None
     gpu_spin: Callable[[int], None] | None = None
+    hold_kernel: Any = None
 
 
 def capture_clock() -> Clock:
+    from scorer.device_gate import _hold_kernel
+
     event_cls = torch.cuda.Event
     return Clock(
         perf_counter=time.perf_counter,
@@ -47,6 +57,7 @@ def capture_clock() -> Clock:
         event_elapsed=event_cls.elapsed_time,
         cuda_sync=torch.cuda.synchronize,
         gpu_spin=getattr(torch.cuda, "_sleep", None),
+        hold_kernel=_hold_kernel,
     )
 
 
@@ -66,6 +77,13 @@ class TimingRun:
     host_times_ms: list[float]
     event_times_ms: list[float] | None = None
     kept_outputs: dict[int, Any] = field(default_factory=dict)
+    # CUDA only: per repetition, end event to the event recorded after the device-wide synchronize;
+    # and the same for repetitions with no forward (what the host's synchronize alone costs).
+    drain_ms: list[float] | None = None
+    idle_drain_ms: list[float] | None = None
+    # CUDA only: how the GPU was held before each start event, and for how long (per repetition).
+    gate: str = ""
+    gate_ms: list[float] | None = None
 
 
 class _Flusher:
@@ -110,7 +128,11 @@ def time_forward(
     keep = set(plan.keep_reps)
     kept: dict[int, Any] = {}
     host_ms: list[float] = []
-    events: list[tuple[Any, Any]] = []
+    events: list[tuple[Any, Any, Any, Any]] = []
+    idle: list[tuple[Any, Any, Any, Any]] = []
+    hold = _Hold(device, clock) if on_cuda else None
+    if hold is not None:
+        idle += [_idle_rep(clock, sync, hold) for _ in range(_IDLE_CALIBRATION_REPS)]
     live = _live_buffers(input_sets[0]) if len(input_sets) > 1 else None
     for rep in range(plan.repetitions):
         if live is None:
@@ -122,18 +144,20 @@ def time_forward(
             args = _refill(live, input_sets[rep % len(input_sets)])
         flush(rep)
         sync()
-        if on_cuda:
-            start, end = clock.event_cls(enable_timing=True), clock.event_cls(enable_timing=True)
-            if clock.gpu_spin is not None:
-                clock.gpu_spin(_SPIN_CYCLES)
+        if hold is not None:
+            held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
+            clock.event_record(held)
+            hold()
             clock.event_record(start)
         t0 = clock.perf_counter()
         out = fn(*args)
+        if hold is not None:
+            clock.event_record(end)
         sync()
         t1 = clock.perf_counter()
-        if on_cuda:
-            clock.event_record(end)
-            events.append((start, end))
+        if hold is not None:
+            clock.event_record(drained)
+            events.append((held, start, end, drained))
         host_ms.append((t1 - t0) * 1e3)
         # Outside the timed region: inspecting or copying the output must not count as work.
         if on_output is not None:
@@ -141,11 +165,54 @@ def time_forward(
         if rep in keep:
             kept[rep] = out
         del out
-    if on_cuda:
+    if hold is not None:
+        idle += [_idle_rep(clock, sync, hold) for _ in range(_IDLE_CALIBRATION_REPS)]
         sync()
-        event_ms = [float(clock.event_elapsed(s, e)) for s, e in events]
-        return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept)
+        event_ms = [float(clock.event_elapsed(s, e)) for _, s, e, _ in events]
+        drain_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in events]
+        idle_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in idle]
+        gate_ms = [float(clock.event_elapsed(h, s)) for h, s, _, _ in events]
+        return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept, drain_ms, idle_ms, hold.describe(), gate_ms)
     return TimingRun(CPU_TIMER, list(host_ms), host_ms, None, kept)
+
+
+class _Hold:
+    """The GPU-wide hold (scorer.device_gate), or a spin on the caller's stream where it cannot run."""
+
+    def __init__(self, device: torch.device, clock: Clock) -> None:
+        from scorer.device_gate import make_gate
+
+        self.gate = make_gate(device, clock.hold_kernel)
+        self.spin = clock.gpu_spin
+
+    def __call__(self) -> None:
+        if self.gate is not None:
+            self.gate()
+        elif self.spin is not None:
+            self.spin(_SPIN_CYCLES)
+
+    def describe(self) -> str:
+        if self.gate is None:
+            return f"spin {_SPIN_CYCLES} cycles on the caller's stream" if self.spin else "none"
+        sms = self.gate.sms_used()
+        if sms <= 0:
+            return "sm-hold: INCOMPLETE (a program of the last hold did not run)"
+        return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
+
+
+def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold) -> tuple[Any, Any, Any, Any]:
+    """One repetition's event sequence with no forward: the drain time of an idle device."""
+    sync()
+    held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
+    clock.event_record(held)
+    hold()
+    clock.event_record(start)
+    clock.perf_counter()
+    clock.event_record(end)
+    sync()
+    clock.perf_counter()
+    clock.event_record(drained)
+    return held, start, end, drained
 
 
 def _live_buffers(template: Sequence[Any]) -> list[Any]:

@@ -3,6 +3,7 @@
 Parts (run all by default, or pick with --parts):
   ceilings  measure the device's copy bandwidth and bf16/tf32/fp32 matrix rates (roofline peaks)
   demo      score each demo solution three times: verdicts, speedups and their spread
+  stability benchmarks/timing_stability.py: demo timings in fresh processes under several protocols
   suites    score every reference solution of kernelbench and fp4-quant: the suite table
   attacks   the anti-hack attack corpus on CUDA (tests/hacks/gpu_corpus.py)
   clean     the honest-kernel corpus on CUDA
@@ -247,9 +248,20 @@ def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str, wo
     return [f"{kind} corpus (exit {rc}):"] + ["  " + line for line in tail]
 
 
-def part_pytest(out: Path, budget: Budget) -> list[str]:
+def part_stability(out: Path, device: str, budget: Budget) -> list[str]:
+    cmd = [sys.executable, str(ROOT / "benchmarks/timing_stability.py"), "--device", device,
+           "--json", str(out / "stability.json")] + (["--small"] if device == "cpu" else [])
+    rc, text = _subprocess(cmd, out / "stability.log", budget)
+    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    return [f"timing stability (exit {rc}):"] + ["  " + line for line in body[-24:]]
+
+
+PYTEST_FILES = "tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_process.py,tests/hacks/test_dynamic_checks.py"
+
+
+def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> list[str]:
     # The corpus parts already score every GPU-only corpus entry; the rest of the GPU tests here.
-    files = ["tests/scorer/test_gpu.py", "tests/suites", "tests/sandbox/test_process.py", "tests/hacks/test_dynamic_checks.py"]
+    files = [f for f in files_csv.split(",") if f]
     rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", *files],
                            out / "pytest_gpu.log", budget)
     body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
@@ -280,7 +292,7 @@ def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/gpu_check")))
-    parser.add_argument("--parts", default="ceilings,demo,suites,attacks,clean,pytest,sweep")
+    parser.add_argument("--parts", default="ceilings,demo,stability,suites,attacks,clean,pytest,sweep")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: a smoke test of this script")
     parser.add_argument("--suites", default="kernelbench,fp4-quant")
     parser.add_argument("--tasks", default="", help="comma list of task ids: score only these suite tasks")
@@ -288,6 +300,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="kernels scored at once (suites, corpus)")
     parser.add_argument("--demo-workers", type=int, default=1,
                         help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
+    parser.add_argument("--pytest-files", default=PYTEST_FILES, help="pytest part: comma list of test paths")
     parser.add_argument("--budget-s", type=float, default=560.0, help="start no new work after this many seconds")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -306,8 +319,10 @@ def main() -> None:
                 lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
             elif part in ("attacks", "clean"):
                 lines = part_corpus(args.out, args.device, part, budget, args.only, args.workers)
+            elif part == "stability":
+                lines = part_stability(args.out, args.device, budget)
             elif part == "pytest":
-                lines = part_pytest(args.out, budget)
+                lines = part_pytest(args.out, budget, args.pytest_files)
             elif part == "sweep":
                 lines = part_sweep(args.out, args.device, budget)
             else:

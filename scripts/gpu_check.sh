@@ -16,3 +16,5 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 { nvidia-smi; python3 -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name(0))'; } >"$OUT/env.txt" 2>&1
 head -20 "$OUT/env.txt" | grep -E "H200|Driver|^2\." || true
 python3 scripts/gpu_check.py --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu_check.log"
+# Only a few files come back from a device call: everything, logs and per-part JSON, in one archive.
+tar -czf /tmp/gpu_check_results.tar.gz -C "$OUT" --exclude='*.pt' --exclude='*.so' . && mv /tmp/gpu_check_results.tar.gz "$OUT/results.tar.gz"

@@ -178,6 +178,17 @@ def test_host_much_slower_than_events_is_stream_injection() -> None:
     assert f.pattern == "stream-injection" and "1.2 ms" in f.evidence
 
 
+def test_device_busy_after_the_timed_stream_is_stream_injection() -> None:
+    # honest: the drain after the end event is what an idle device's is (host wake-up only)
+    assert dc.timing_findings([0.10] * 8, [0.13] * 8, [0.012] * 8, [0.011] * 12) == []
+    # side-stream work outlives the caller's stream by 0.06 ms: the host clock alone (0.17 ms
+    # against 1.5 x 0.10 + 0.05) would not see it
+    (f,) = dc.timing_findings([0.10] * 8, [0.17] * 8, [0.071] * 8, [0.011] * 12)
+    assert f.pattern == "stream-injection" and "still busy 0.06 ms" in f.evidence
+    # without an idle calibration (CPU, older workers) only the host comparison applies
+    assert dc.timing_findings([0.10] * 8, [0.17] * 8, [0.071] * 8, None) == []
+
+
 def test_events_longer_than_host_is_timer_patching() -> None:
     (f,) = dc.timing_findings([5.0] * 8, [1.0] * 8)
     assert f.pattern == "timer-patching"

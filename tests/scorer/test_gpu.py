@@ -39,6 +39,76 @@ def test_cuda_event_timer_and_kept_outputs() -> None:
     assert torch.allclose(run.kept_outputs[7], (sets[1][0] @ sets[1][0]).cpu())
 
 
+def test_drain_time_shows_work_left_on_a_side_stream() -> None:
+    from scorer.dynamic_checks import timing_findings
+    from scorer.timing import TimingPlan, capture_clock, time_forward
+
+    dev = torch.device("cuda")
+    side = torch.cuda.Stream()
+    sets = [[torch.randn(2048, 2048, device=dev)] for _ in range(2)]
+
+    def joined(x: torch.Tensor) -> torch.Tensor:
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y = x @ x @ x
+        torch.cuda.current_stream().wait_stream(side)
+        return y
+
+    def unjoined(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        with torch.cuda.stream(side):
+            torch.matmul(x @ x, x, out=out)
+        return out
+
+    plan = TimingPlan(2, 20, True)
+    for fn, caught in ((joined, False), (unjoined, True)):
+        run = time_forward(fn, sets, plan, dev, capture_clock())
+        assert run.drain_ms is not None and run.idle_drain_ms is not None
+        found = timing_findings(run.event_times_ms or [], run.host_times_ms, run.drain_ms, run.idle_drain_ms)
+        assert any(f.pattern == "stream-injection" for f in found) == caught, (fn.__name__, found)
+
+
+def test_hold_fills_every_sm() -> None:
+    from scorer.device_gate import _hold_kernel, make_gate
+
+    gate = make_gate(torch.device("cuda"), _hold_kernel)
+    assert gate is not None
+    gate()
+    torch.cuda.synchronize()
+    assert gate.sms_used() == torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def test_side_stream_work_cannot_run_during_the_hold() -> None:
+    """Work put on a side stream at the top of forward (joined before returning) runs during a
+    spin on the caller's stream and escapes the events (the control); the hold keeps it inside."""
+    import dataclasses
+
+    from scorer.timing import TimingPlan, capture_clock, time_forward
+
+    dev = torch.device("cuda")
+    side = torch.cuda.Stream()
+    sets = [[torch.randn(1536, 1536, device=dev)] for _ in range(2)]
+
+    def honest(x: torch.Tensor) -> torch.Tensor:
+        return x @ x
+
+    def early_side_stream(x: torch.Tensor) -> torch.Tensor:
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y = x @ x
+        torch.cuda.current_stream().wait_stream(side)
+        return y
+
+    def median_ms(fn, clock) -> float:
+        times = sorted(time_forward(fn, sets, TimingPlan(3, 30, True), dev, clock).times_ms)
+        return times[len(times) // 2]
+
+    held = capture_clock()
+    spun = dataclasses.replace(held, hold_kernel=None, gpu_spin=lambda _cycles: torch.cuda._sleep(400_000))
+    assert median_ms(early_side_stream, spun) < 0.5 * median_ms(honest, spun)  # the hole a spin leaves
+    assert median_ms(early_side_stream, held) >= 0.8 * median_ms(honest, held)
+
+
 def test_poison_leaves_nan_in_fresh_allocations() -> None:
     from scorer.poison import poison_memory
 

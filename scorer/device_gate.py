@@ -1,0 +1,81 @@
+"""A hold on every SM of the GPU before each timed repetition's start event.
+
+While the GPU is held, the host enqueues forward's launches, so host launch overhead stays out of
+the device events: on the H200 VM, Triton's Python launcher (~40-80 us per launch there) moved the
+median of 0.07-0.2 ms kernels by 15-26% between processes, and a hold before the start event
+brought the spread of the same timings to under 1%. The hold fills every warp slot of every SM, so
+no kernel from any stream can run during it: work that forward puts on a side stream cannot
+overlap the hold and escape the timer, as it could overlap a one-thread `torch.cuda._sleep` spin
+on the caller's stream. Copy engines are not held (see docs/HACKS.md, known limits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HOLD_NS = 200_000
+_THREADS_PER_PROGRAM = 512
+_WARPS_PER_PROGRAM = _THREADS_PER_PROGRAM // 32
+
+try:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _hold_kernel(hold_ns, where_ptr):
+        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        t = t0
+        while t - t0 < hold_ns:
+            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        sm = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+        tl.store(where_ptr + tl.program_id(0), sm)
+except Exception:  # no Triton (or no CUDA backend for it): the timer falls back to a spin
+    _hold_kernel = None
+
+
+class DeviceGate:
+    """Launches the hold on the current stream; `verify()` says whether every program of the
+    last hold ran (each writes the SM it ran on), i.e. the whole grid was there to fill the GPU."""
+
+    def __init__(self, device: Any, hold_kernel: Any, hold_ns: int = HOLD_NS) -> None:
+        import torch
+
+        props = torch.cuda.get_device_properties(device)
+        threads = int(getattr(props, "max_threads_per_multi_processor", 0) or 2048)
+        self.programs = int(props.multi_processor_count) * max(1, threads // _THREADS_PER_PROGRAM)
+        self.hold_ns = int(hold_ns)
+        self.kernel = hold_kernel
+        self.where = torch.full((self.programs,), -1, dtype=torch.int32, device=device)
+
+    def __call__(self) -> None:
+        self.kernel[(self.programs,)](self.hold_ns, self.where, num_warps=_WARPS_PER_PROGRAM)
+
+    def reset(self) -> None:
+        self.where.fill_(-1)
+
+    def sms_used(self) -> int:
+        where = self.where.cpu()
+        if bool((where < 0).any()):
+            return -1
+        return int(where.unique().numel())
+
+
+def make_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
+    """A compiled, tried gate, or None where it cannot run (no Triton, not an NVIDIA GPU)."""
+    if hold_kernel is None:
+        return None
+    try:
+        import torch
+
+        if getattr(torch.version, "hip", None):
+            return None  # the hold reads NVIDIA's %globaltimer / %smid
+        gate = DeviceGate(device, hold_kernel, hold_ns=1_000)
+        gate()
+        torch.cuda.synchronize(device)
+        if gate.sms_used() <= 0:
+            return None
+        gate.hold_ns = HOLD_NS
+        gate.reset()
+        return gate
+    except Exception:
+        return None
