@@ -60,8 +60,19 @@ class DeviceGate:
         return int(where.unique().numel())
 
 
+_GATES: dict[tuple[str, int], DeviceGate | None] = {}
+
+
 def make_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
-    """A compiled, tried gate, or None where it cannot run (no Triton, not an NVIDIA GPU)."""
+    """A compiled, tried gate, or None where it cannot run (no Triton, not an NVIDIA GPU); one per
+    device and process, so the kernel worker can build it before kernel.py is imported."""
+    key = (str(device), id(hold_kernel))
+    if key not in _GATES:
+        _GATES[key] = _new_gate(device, hold_kernel)
+    return _GATES[key]
+
+
+def _new_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     if hold_kernel is None:
         return None
     try:
@@ -69,12 +80,11 @@ def make_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
 
         if getattr(torch.version, "hip", None):
             return None  # the hold reads NVIDIA's %globaltimer / %smid
-        gate = DeviceGate(device, hold_kernel, hold_ns=1_000)
+        gate = DeviceGate(device, hold_kernel)
         gate()
         torch.cuda.synchronize(device)
         if gate.sms_used() <= 0:
             return None
-        gate.hold_ns = HOLD_NS
         gate.reset()
         return gate
     except Exception:

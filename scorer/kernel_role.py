@@ -24,6 +24,7 @@ from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
 from scorer.suites import LibraryPolicy
 from scorer.taskload import as_output_list, to_device
+from scorer.device_gate import make_gate
 from scorer.timing import Clock, TimingPlan, time_forward
 
 _SHA256 = hashlib.sha256
@@ -134,6 +135,10 @@ class KernelRole:
         self.init_seed = int(header["init_seed"])
         self.policy = LibraryPolicy.from_dict(header.get("policy"))
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
+        if self.device.type == "cuda":
+            # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
+            # from a cache folder the kernel can write to.
+            make_gate(self.device, self.clock.hold_kernel)
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
         try:
