@@ -44,6 +44,8 @@ class Clock:
     cuda_sync: Callable[..., None] | None
     gpu_spin: Callable[[int], None] | None = None
     hold_kernel: Any = None
+    current_stream: Callable[..., Any] | None = None
+    set_stream: Callable[[Any], None] | None = None
 
 
 def capture_clock() -> Clock:
@@ -58,6 +60,8 @@ def capture_clock() -> Clock:
         cuda_sync=torch.cuda.synchronize,
         gpu_spin=getattr(torch.cuda, "_sleep", None),
         hold_kernel=_hold_kernel,
+        current_stream=torch.cuda.current_stream,
+        set_stream=torch.cuda.set_stream,
     )
 
 
@@ -131,8 +135,12 @@ def time_forward(
     events: list[tuple[Any, Any, Any, Any]] = []
     idle: list[tuple[Any, Any, Any, Any]] = []
     hold = _Hold(device, clock) if on_cuda else None
+    # Every event goes on the stream forward is called on, and each repetition starts on it again:
+    # a forward that leaves another stream current must not move the timer's events there.
+    stream = clock.current_stream(device) if hold is not None and clock.current_stream else None
+    record = (lambda ev: clock.event_record(ev, stream)) if stream is not None else clock.event_record
     if hold is not None:
-        idle += [_idle_rep(clock, sync, hold) for _ in range(_IDLE_CALIBRATION_REPS)]
+        idle += [_idle_rep(clock, sync, hold, record) for _ in range(_IDLE_CALIBRATION_REPS)]
     live = _live_buffers(input_sets[0]) if len(input_sets) > 1 else None
     for rep in range(plan.repetitions):
         if live is None:
@@ -145,18 +153,20 @@ def time_forward(
         flush(rep)
         sync()
         if hold is not None:
+            if stream is not None and clock.set_stream is not None:
+                clock.set_stream(stream)
             held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
-            clock.event_record(held)
+            record(held)
             hold()
-            clock.event_record(start)
+            record(start)
         t0 = clock.perf_counter()
         out = fn(*args)
         if hold is not None:
-            clock.event_record(end)
+            record(end)
         sync()
         t1 = clock.perf_counter()
         if hold is not None:
-            clock.event_record(drained)
+            record(drained)
             events.append((held, start, end, drained))
         host_ms.append((t1 - t0) * 1e3)
         # Outside the timed region: inspecting or copying the output must not count as work.
@@ -166,7 +176,9 @@ def time_forward(
             kept[rep] = out
         del out
     if hold is not None:
-        idle += [_idle_rep(clock, sync, hold) for _ in range(_IDLE_CALIBRATION_REPS)]
+        if stream is not None and clock.set_stream is not None:
+            clock.set_stream(stream)
+        idle += [_idle_rep(clock, sync, hold, record) for _ in range(_IDLE_CALIBRATION_REPS)]
         sync()
         event_ms = [float(clock.event_elapsed(s, e)) for _, s, e, _ in events]
         drain_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in events]
@@ -200,18 +212,19 @@ class _Hold:
         return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
 
 
-def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold) -> tuple[Any, Any, Any, Any]:
+def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold,
+              record: Callable[[Any], Any]) -> tuple[Any, Any, Any, Any]:
     """One repetition's event sequence with no forward: the drain time of an idle device."""
     sync()
     held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
-    clock.event_record(held)
+    record(held)
     hold()
-    clock.event_record(start)
+    record(start)
     clock.perf_counter()
-    clock.event_record(end)
+    record(end)
     sync()
     clock.perf_counter()
-    clock.event_record(drained)
+    record(drained)
     return held, start, end, drained
 
 

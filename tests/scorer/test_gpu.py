@@ -60,12 +60,17 @@ def test_drain_time_shows_work_left_on_a_side_stream() -> None:
             torch.matmul(x @ x, x, out=out)
         return out
 
+    def leaves_side_current(x: torch.Tensor) -> torch.Tensor:
+        torch.cuda.set_stream(side)  # the end event must not follow it there
+        return x @ x @ x
+
     plan = TimingPlan(2, 20, True)
-    for fn, caught in ((joined, False), (unjoined, True)):
+    for fn, caught in ((joined, False), (unjoined, True), (leaves_side_current, True)):
         run = time_forward(fn, sets, plan, dev, capture_clock())
         assert run.drain_ms is not None and run.idle_drain_ms is not None
         found = timing_findings(run.event_times_ms or [], run.host_times_ms, run.drain_ms, run.idle_drain_ms)
         assert any(f.pattern == "stream-injection" for f in found) == caught, (fn.__name__, found)
+    torch.cuda.set_stream(torch.cuda.default_stream())
 
 
 def test_hold_fills_every_sm() -> None:
