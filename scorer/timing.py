@@ -121,6 +121,10 @@ def time_forward(
     flush = _Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
+    # Every event goes on the stream forward is called on, taken before forward first runs, and
+    # each repetition starts on it again: a forward that leaves another stream current must not
+    # move the timer's events there.
+    stream = clock.current_stream(device) if on_cuda and clock.current_stream else None
     warm_start, min_warm_s = clock.perf_counter(), MIN_WARMUP_S if on_cuda else 0.0
     i = 0
     while i < plan.warmup or (clock.perf_counter() - warm_start < min_warm_s and i < _MAX_WARMUP_REPS):
@@ -135,11 +139,10 @@ def time_forward(
     events: list[tuple[Any, Any, Any, Any]] = []
     idle: list[tuple[Any, Any, Any, Any]] = []
     hold = _Hold(device, clock) if on_cuda else None
-    # Every event goes on the stream forward is called on, and each repetition starts on it again:
-    # a forward that leaves another stream current must not move the timer's events there.
-    stream = clock.current_stream(device) if hold is not None and clock.current_stream else None
     record = (lambda ev: clock.event_record(ev, stream)) if stream is not None else clock.event_record
     if hold is not None:
+        if stream is not None and clock.set_stream is not None:
+            clock.set_stream(stream)
         idle += [_idle_rep(clock, sync, hold, record) for _ in range(_IDLE_CALIBRATION_REPS)]
     live = _live_buffers(input_sets[0]) if len(input_sets) > 1 else None
     for rep in range(plan.repetitions):

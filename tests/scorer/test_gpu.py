@@ -92,13 +92,14 @@ def test_side_stream_work_cannot_run_during_the_hold() -> None:
 
     dev = torch.device("cuda")
     side = torch.cuda.Stream()
-    sets = [[torch.randn(1536, 1536, device=dev)] for _ in range(2)]
+    sets = [[torch.randn(1024, 1024, device=dev)] for _ in range(2)]
 
     def honest(x: torch.Tensor) -> torch.Tensor:
         return x @ x
 
     def early_side_stream(x: torch.Tensor) -> torch.Tensor:
-        side.wait_stream(torch.cuda.current_stream())
+        # No wait on the caller's stream first (the inputs are ready): that wait would queue the
+        # side work behind whatever precedes the start event.
         with torch.cuda.stream(side):
             y = x @ x
         torch.cuda.current_stream().wait_stream(side)
