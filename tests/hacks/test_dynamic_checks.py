@@ -189,6 +189,17 @@ def test_device_busy_after_the_timed_stream_is_stream_injection() -> None:
     assert dc.timing_findings([0.10] * 8, [0.17] * 8, [0.071] * 8, None) == []
 
 
+def test_host_clock_may_include_the_hold_before_the_start_event() -> None:
+    # the host clock starts while the GPU is still held (0.2 ms) before the start event
+    events, hosts = [0.05] * 8, [0.26] * 8
+    (f,) = dc.timing_findings(events, hosts)
+    assert f.pattern == "stream-injection"
+    assert dc.timing_findings(events, hosts, gate_ms=[0.2] * 8) == []
+    # beyond the hold, unseen host time is still found
+    (g,) = dc.timing_findings(events, [0.60] * 8, gate_ms=[0.2] * 8)
+    assert g.pattern == "stream-injection" and "hold before the start event" in g.evidence
+
+
 def test_events_longer_than_host_is_timer_patching() -> None:
     (f,) = dc.timing_findings([5.0] * 8, [1.0] * 8)
     assert f.pattern == "timer-patching"
