@@ -11,7 +11,10 @@ from typing import Any
 
 import torch
 
-SCORER_VERSION = "0.1.0"
+# Bumped whenever what a score measures changes, so scores of different versions are not ranked
+# together unnoticed. 0.2.0: GPU timings hold the GPU before the start event and end on the
+# caller's stream (0.1.0 timings included host launch and wake-up latency).
+SCORER_VERSION = "0.2.0"
 
 
 def _driver_version() -> str | None:
