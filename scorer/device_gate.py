@@ -34,8 +34,9 @@ except Exception:  # no Triton (or no CUDA backend for it): the timer falls back
 
 
 class DeviceGate:
-    """Launches the hold on the current stream; `verify()` says whether every program of the
-    last hold ran (each writes the SM it ran on), i.e. the whole grid was there to fill the GPU."""
+    """Launches the hold on the current stream. Each program writes the SM it ran on: `arm()`
+    before a hold clears that record, `tally()` after it counts (on the device) the programs that
+    did not run, and `sms_used()` reads the count: the whole grid must be there to fill the GPU."""
 
     def __init__(self, device: Any, hold_kernel: Any, hold_ns: int = HOLD_NS) -> None:
         import torch
@@ -46,18 +47,26 @@ class DeviceGate:
         self.hold_ns = int(hold_ns)
         self.kernel = hold_kernel
         self.where = torch.full((self.programs,), -1, dtype=torch.int32, device=device)
+        self.missing = torch.zeros((), dtype=torch.int64, device=device)
 
     def __call__(self) -> None:
         self.kernel[(self.programs,)](self.hold_ns, self.where, num_warps=_WARPS_PER_PROGRAM)
 
-    def reset(self) -> None:
+    def arm(self) -> None:
         self.where.fill_(-1)
 
+    def tally(self) -> None:
+        self.missing += (self.where < 0).sum()
+
+    def reset(self) -> None:
+        self.arm()
+        self.missing.zero_()
+
     def sms_used(self) -> int:
-        where = self.where.cpu()
-        if bool((where < 0).any()):
+        """SMs the last hold ran on, or -1 if any tallied hold left a program out."""
+        if int(self.missing.item()) > 0 or bool((self.where < 0).any()):
             return -1
-        return int(where.unique().numel())
+        return int(self.where.unique().numel())
 
 
 _GATES: dict[tuple[str, int], DeviceGate | None] = {}

@@ -161,6 +161,7 @@ def time_forward(
             if stream is not None and clock.set_stream is not None:
                 clock.set_stream(stream)
             held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
+            hold.arm()
             record(held)
             hold()
             record(start)
@@ -172,6 +173,7 @@ def time_forward(
         t1 = clock.perf_counter()
         if hold is not None:
             record(drained)
+            hold.tally()
             events.append((held, start, end, drained))
         host_ms.append((t1 - t0) * 1e3)
         # Outside the timed region: inspecting or copying the output must not count as work.
@@ -202,18 +204,26 @@ class _Hold:
         self.gate = make_gate(device, clock.hold_kernel)
         self.spin = clock.gpu_spin
 
+    def arm(self) -> None:
+        if self.gate is not None:
+            self.gate.arm()
+
     def __call__(self) -> None:
         if self.gate is not None:
             self.gate()
         elif self.spin is not None:
             self.spin(_SPIN_CYCLES)
 
+    def tally(self) -> None:
+        if self.gate is not None:
+            self.gate.tally()
+
     def describe(self) -> str:
         if self.gate is None:
             return f"spin {_SPIN_CYCLES} cycles on the caller's stream" if self.spin else "none"
         sms = self.gate.sms_used()
         if sms <= 0:
-            return "sm-hold: INCOMPLETE (a program of the last hold did not run)"
+            return "sm-hold: INCOMPLETE (a program of some hold before a start event did not run)"
         return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
 
 
@@ -222,6 +232,7 @@ def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold,
     """One repetition's event sequence with no forward: the drain time of an idle device."""
     sync()
     held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
+    hold.arm()
     record(held)
     hold()
     record(start)
@@ -230,6 +241,7 @@ def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold,
     sync()
     clock.perf_counter()
     record(drained)
+    hold.tally()
     return held, start, end, drained
 
 

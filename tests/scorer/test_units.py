@@ -219,3 +219,39 @@ def test_timed_reps_refill_the_same_buffers_so_version_keyed_caches_miss() -> No
     # Every rep saw new contents in the same buffer: the cache never served a stale result.
     assert computed == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
     assert torch.equal(run.kept_outputs[1], sets[1][0] * 2) and torch.equal(run.kept_outputs[5], sets[2][0] * 2)
+
+
+def test_hold_record_reports_a_hold_that_left_programs_out() -> None:
+    """The hold's bookkeeping (scorer.device_gate) on CPU tensors, with a stand-in for Triton's
+    launch that runs all programs, or all but the last, writing the SM each ran on."""
+    from scorer.device_gate import DeviceGate
+
+    class Launch:
+        def __init__(self) -> None:
+            self.skip_last = False
+
+        def __getitem__(self, grid):
+            def run(hold_ns, where, num_warps):
+                n = grid[0] - (1 if self.skip_last else 0)
+                where[:n] = torch.arange(n, dtype=torch.int32) % 4
+            return run
+
+    gate = DeviceGate.__new__(DeviceGate)
+    gate.programs, gate.hold_ns, gate.kernel = 16, 1000, Launch()
+    gate.where = torch.full((16,), -1, dtype=torch.int32)
+    gate.missing = torch.zeros((), dtype=torch.int64)
+    def hold_once(skip_last: bool = False) -> None:
+        gate.kernel.skip_last = skip_last
+        gate.arm()
+        gate()
+        gate.tally()
+
+    for _ in range(3):
+        hold_once()
+    assert gate.sms_used() == 4
+    hold_once(skip_last=True)
+    hold_once()  # a later full hold does not hide the earlier short one
+    assert gate.sms_used() == -1
+    gate.reset()
+    hold_once()
+    assert gate.sms_used() == 4
