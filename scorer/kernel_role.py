@@ -20,11 +20,11 @@ import torch
 from scorer import dynamic_checks
 from scorer.catalog import Finding
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels
+from scorer.device_gate import make_gate
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
 from scorer.suites import LibraryPolicy
 from scorer.taskload import as_output_list, to_device
-from scorer.device_gate import make_gate
 from scorer.timing import Clock, TimingPlan, time_forward
 
 _SHA256 = hashlib.sha256
