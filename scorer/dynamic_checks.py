@@ -444,6 +444,7 @@ class LibraryCallMonitor:
         self.kernel_files = kernel_files
         self.policy = policy
         self.calls: dict[str, int] = {}
+        self.displaced = False  # set on exit: forward left the mode popped or buried
         stdlib = (os.path.dirname(os.__file__) + os.sep,)
         monitor = self
 
@@ -476,7 +477,7 @@ class LibraryCallMonitor:
 
     def findings(self) -> list[Finding]:
         found = []
-        if getattr(self, "displaced", False):
+        if self.displaced:
             found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
                                  "popped or buried under another mode during forward and not restored"))
         if self.calls:

@@ -68,6 +68,11 @@ class TimingFigures:
     gate_ms: list[float] | None = None
 
 
+def _floats(header: dict[str, Any], key: str) -> list[float] | None:
+    """An optional list of times from an untrusted reply header (None where the worker gave none)."""
+    return [float(t) for t in header[key]] if header.get(key) is not None else None
+
+
 def resolve_device(requested: str, task: Task, suite: Suite) -> torch.device:
     if requested not in ("auto", "cuda", "cpu"):
         raise ScorerUserError(f"unknown device '{requested}'; use auto, cuda or cpu")
@@ -350,11 +355,9 @@ class Judge:
             findings += timed_output_findings(kept, ref, self.input_sets, self.rule)
             times = [float(t) for t in h["times_ms"]]
             host = [float(t) for t in h["host_times_ms"]]
-            events = [float(t) for t in h["event_times_ms"]] if h.get("event_times_ms") is not None else None
-            drains = [float(t) for t in h["drain_ms"]] if h.get("drain_ms") is not None else None
-            idle = [float(t) for t in h["idle_drain_ms"]] if h.get("idle_drain_ms") is not None else None
-            gate_ms = [float(t) for t in h["gate_ms"]] if h.get("gate_ms") is not None else None
-        return TimingFigures(str(h["timer"]), times, host, events, findings, drains, idle, str(h.get("gate", "")), gate_ms)
+            return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
+                                 _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
+                                 _floats(h, "gate_ms"))
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

@@ -141,11 +141,15 @@ def time_forward(
     host_ms: list[float] = []
     events: list[tuple[Any, Any, Any, Any]] = []
     idle: list[tuple[Any, Any, Any, Any]] = []
-    record = (lambda ev: clock.event_record(ev, stream)) if stream is not None else clock.event_record
+    rep_clock = _RepClock(clock, sync, hold, stream)
+
+    def calibrate() -> None:
+        for _ in range(_IDLE_CALIBRATION_REPS):
+            sync()
+            idle.append(rep_clock.run(lambda: None)[0])
+
     if hold is not None:
-        if stream is not None and clock.set_stream is not None:
-            clock.set_stream(stream)
-        idle += [_idle_rep(clock, sync, hold, record) for _ in range(_IDLE_CALIBRATION_REPS)]
+        calibrate()
     live = _live_buffers(input_sets[0]) if len(input_sets) > 1 else None
     for rep in range(plan.repetitions):
         if live is None:
@@ -157,25 +161,10 @@ def time_forward(
             args = _refill(live, input_sets[rep % len(input_sets)])
         flush(rep)
         sync()
+        rep_events, rep_host_ms, out = rep_clock.run(lambda: fn(*args))
         if hold is not None:
-            if stream is not None and clock.set_stream is not None:
-                clock.set_stream(stream)
-            held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
-            hold.arm()
-            record(held)
-            hold()
-            record(start)
-        t0 = clock.perf_counter()
-        out = fn(*args)
-        if hold is not None:
-            record(end)
-        sync()
-        t1 = clock.perf_counter()
-        if hold is not None:
-            record(drained)
-            hold.tally()
-            events.append((held, start, end, drained))
-        host_ms.append((t1 - t0) * 1e3)
+            events.append(rep_events)
+        host_ms.append(rep_host_ms)
         # Outside the timed region: inspecting or copying the output must not count as work.
         if on_output is not None:
             out = on_output(rep, out)
@@ -183,9 +172,7 @@ def time_forward(
             kept[rep] = out
         del out
     if hold is not None:
-        if stream is not None and clock.set_stream is not None:
-            clock.set_stream(stream)
-        idle += [_idle_rep(clock, sync, hold, record) for _ in range(_IDLE_CALIBRATION_REPS)]
+        calibrate()
         sync()
         event_ms = [float(clock.event_elapsed(s, e)) for _, s, e, _ in events]
         drain_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in events]
@@ -193,6 +180,43 @@ def time_forward(
         gate_ms = [float(clock.event_elapsed(h, s)) for h, s, _, _ in events]
         return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept, drain_ms, idle_ms, hold.describe(), gate_ms)
     return TimingRun(CPU_TIMER, list(host_ms), host_ms, None, kept)
+
+
+class _RepClock:
+    """One repetition's measurement around `call`: on CUDA the held/start/end/drained events
+    (docs/SCORER.md, Timing), always the host clock around call + synchronize. The idle
+    calibration runs the same sequence around a call that does nothing."""
+
+    def __init__(self, clock: Clock, sync: Callable[[], None], hold: "_Hold | None", stream: Any) -> None:
+        self.clock, self.sync, self.hold, self.stream = clock, sync, hold, stream
+
+    def _record(self, event: Any) -> None:
+        if self.stream is not None:
+            self.clock.event_record(event, self.stream)
+        else:
+            self.clock.event_record(event)
+
+    def run(self, call: Callable[[], Any]) -> tuple[Any, float, Any]:
+        clock, hold = self.clock, self.hold
+        events = None
+        if hold is not None:
+            if self.stream is not None and clock.set_stream is not None:
+                clock.set_stream(self.stream)
+            events = tuple(clock.event_cls(enable_timing=True) for _ in range(4))
+            hold.arm()
+            self._record(events[0])
+            hold()
+            self._record(events[1])
+        t0 = clock.perf_counter()
+        out = call()
+        if events is not None:
+            self._record(events[2])
+        self.sync()
+        t1 = clock.perf_counter()
+        if events is not None:
+            self._record(events[3])
+            hold.tally()
+        return events, (t1 - t0) * 1e3, out
 
 
 class _Hold:
@@ -225,24 +249,6 @@ class _Hold:
         if sms <= 0:
             return "sm-hold: INCOMPLETE (a program of some hold before a start event did not run)"
         return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
-
-
-def _idle_rep(clock: Clock, sync: Callable[[], None], hold: _Hold,
-              record: Callable[[Any], Any]) -> tuple[Any, Any, Any, Any]:
-    """One repetition's event sequence with no forward: the drain time of an idle device."""
-    sync()
-    held, start, end, drained = (clock.event_cls(enable_timing=True) for _ in range(4))
-    hold.arm()
-    record(held)
-    hold()
-    record(start)
-    clock.perf_counter()
-    record(end)
-    sync()
-    clock.perf_counter()
-    record(drained)
-    hold.tally()
-    return held, start, end, drained
 
 
 def _live_buffers(template: Sequence[Any]) -> list[Any]:

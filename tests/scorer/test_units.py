@@ -255,3 +255,39 @@ def test_hold_record_reports_a_hold_that_left_programs_out() -> None:
     gate.reset()
     hold_once()
     assert gate.sms_used() == 4
+
+
+def test_rep_clock_orders_the_cuda_events_around_the_call() -> None:
+    """The CUDA repetition sequence, checked on CPU with stand-ins for the event API: the stream is
+    made current again, the hold sits between `held` and `start`, `end` follows the call on that
+    stream, and `drained` follows the device-wide synchronize."""
+    import dataclasses
+
+    from scorer.timing import _RepClock, capture_clock
+
+    log: list[str] = []
+
+    class Event:
+        count = 0
+
+        def __init__(self, enable_timing: bool) -> None:
+            self.name = ("held", "start", "end", "drained")[Event.count % 4]
+            Event.count += 1
+
+    class Hold:
+        def arm(self) -> None:
+            log.append("arm")
+
+        def __call__(self) -> None:
+            log.append("hold")
+
+        def tally(self) -> None:
+            log.append("tally")
+
+    clock = dataclasses.replace(capture_clock(), event_cls=Event,
+                                event_record=lambda ev, stream=None: log.append(f"{ev.name}@{stream}"),
+                                set_stream=lambda stream: log.append(f"set {stream}"))
+    rep = _RepClock(clock, lambda: log.append("sync"), Hold(), "s0")
+    events, host_ms, out = rep.run(lambda: log.append("call") or 7)
+    assert out == 7 and host_ms >= 0 and [e.name for e in events] == ["held", "start", "end", "drained"]
+    assert log == ["set s0", "arm", "held@s0", "hold", "start@s0", "call", "end@s0", "sync", "drained@s0", "tally"]
