@@ -296,7 +296,8 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: a smoke test of this script")
     parser.add_argument("--suites", default="kernelbench,fp4-quant")
     parser.add_argument("--tasks", default="", help="comma list of task ids: score only these suite tasks")
-    parser.add_argument("--only", default="", help="corpus parts: only entries whose name contains this")
+    parser.add_argument("--only", default="", help="corpus parts: comma list, only entries whose name contains one of these")
+    parser.add_argument("--only-attacks", default=None, help="attacks part: overrides --only (e.g. stream-injection,timer-patching)")
     parser.add_argument("--workers", type=int, default=4, help="kernels scored at once (suites, corpus)")
     parser.add_argument("--demo-workers", type=int, default=1,
                         help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
@@ -318,7 +319,8 @@ def main() -> None:
                 only = {t for t in args.tasks.split(",") if t}
                 lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
             elif part in ("attacks", "clean"):
-                lines = part_corpus(args.out, args.device, part, budget, args.only, args.workers)
+                only_here = args.only_attacks if part == "attacks" and args.only_attacks is not None else args.only
+                lines = part_corpus(args.out, args.device, part, budget, only_here, args.workers)
             elif part == "stability":
                 lines = part_stability(args.out, args.device, budget)
             elif part == "pytest":

@@ -1,6 +1,6 @@
 """Scores every attack and clean kernel of tests/hacks on a GPU and tabulates the catalog's hit rate.
 
-    python tests/hacks/gpu_corpus.py --out DIR [--device cuda] [--only SUBSTRING]
+    python tests/hacks/gpu_corpus.py --out DIR [--device cuda] [--only SUBSTRING,...]
 
 Prints, per pattern, how many attacks were tried and caught, and how many clean kernels were
 wrongly rejected or flagged; writes DIR/gpu_corpus.json with every verdict and its evidence.
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for gpu_corpus.json")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--only", default="", help="score only entries whose name contains this")
+    parser.add_argument("--only", default="", help="comma list: score only entries whose name contains one of these")
     parser.add_argument("--kind", default="all", choices=("all", "attacks", "clean"))
     parser.add_argument("--workers", type=int, default=4, help="entries scored at once (timing still takes the GPU alone)")
     parser.add_argument("--budget-s", type=float, default=0, help="start no new entry after this many seconds (0: no limit)")
@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     args.out.mkdir(parents=True, exist_ok=True)
     pool = {"all": attack_entries() + clean_entries(), "attacks": attack_entries(), "clean": clean_entries()}[args.kind]
+    wanted = [w for w in args.only.split(",") if w] or [""]
     entries = [e for e in pool
-               if args.only in e.name and (args.device == "cuda" or not e.gpu_only)]
+               if any(w in e.name for w in wanted) and (args.device == "cuda" or not e.gpu_only)]
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
 
     def run_one(entry: Entry) -> dict | None:
