@@ -44,7 +44,7 @@ _TORCH_GLUE = frozenset({
     "is_tensor", "is_floating_point", "is_complex", "is_grad_enabled", "no_grad", "enable_grad",
     "inference_mode", "set_grad_enabled", "get_default_dtype", "set_default_dtype", "finfo",
     "iinfo", "device", "Size", "Generator", "promote_types", "result_type", "can_cast",
-    "get_device", "typename", "is_inference_mode_enabled", "dtype", "Tensor",
+    "get_device", "typename", "is_inference_mode_enabled", "dtype", "Tensor", "Stream", "Event",
 })
 # Sub-namespaces of torch that are glue wholesale (streams, extension loading, initialisation).
 _TORCH_GLUE_PREFIXES = (
@@ -52,7 +52,7 @@ _TORCH_GLUE_PREFIXES = (
     "torch.version.", "torch.library.", "torch.autograd.Function", "torch.types.",
     "torch.nn.Module", "torch.nn.Parameter", "torch.nn.parameter.", "torch.nn.Buffer",
     "torch.nn.ParameterList", "torch.nn.ParameterDict", "torch.nn.Identity", "torch.hip.",
-    "torch.xpu.", "torch.mps.", "torch.random.", "torch.testing.",
+    "torch.xpu.", "torch.mps.", "torch.random.", "torch.testing.", "torch.accelerator.",
 )
 # torch.nn.Module containers: compute only when they hold torch.nn compute modules.
 _NN_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"})
@@ -243,9 +243,13 @@ _CPP_THREADS = re.compile(r"\bstd::(?:thread|jthread|async)\b|\bpthread_create\s
 _CPP_SIDE_STREAM = re.compile(r"\bgetStreamFromPool\s*\(|\b(?:cuda|hip)StreamCreate\w*\s*\(")
 _CPP_STREAM_JOIN = re.compile(r"\b(?:cuda|hip)(?:StreamSynchronize|DeviceSynchronize|StreamWaitEvent|EventSynchronize)\s*\("
                               r"|\.synchronize\s*\(|\bstream_wait|\bwait_stream")
+# The device-agnostic API (torch.Stream, torch.accelerator) reaches the same side streams as torch.cuda.
 _STREAM_SWITCHES = frozenset({"torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.Stream",
-                              "torch.cuda.ExternalStream", "torch.cuda.StreamContext", "torch.cuda.streams.Stream"})
-_STREAM_JOINS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().wait_stream"})
+                              "torch.cuda.ExternalStream", "torch.cuda.StreamContext", "torch.cuda.streams.Stream",
+                              "torch.cuda.streams.ExternalStream", "torch.cuda._set_stream_by_id",
+                              "torch.cuda.get_stream_from_external", "torch.Stream", "torch.accelerator.set_stream"})
+_STREAM_JOINS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().wait_stream",
+                           "torch.accelerator.synchronize"})
 _STREAM_JOIN_METHODS = frozenset({"wait_stream", "wait_event", "synchronize"})
 _CPP_MARKERS = re.compile(r"#\s*include|__global__|TORCH_LIBRARY|PYBIND11_MODULE|torch::Tensor|at::Tensor")
 

@@ -168,6 +168,15 @@ INTEGRITY = {
         'import builtins\nbuiltins.print = lambda *a: None\n',
         'import sys\nsys.modules["time"].perf_counter = lambda: 0.0\n',
     ],
+    "stream-injection": [
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        with torch.cuda.stream(torch.cuda.Stream()):\n"
+        "            return x.clone()\n",
+        # the device-agnostic stream API reaches the same side streams
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        s = torch.Stream(device=x.device)\n"
+        "        with s:\n            return x.clone()\n",
+        "import torch.accelerator as acc\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        acc.set_stream(S)\n        return x.clone()\n",
+    ],
     "harness-introspection": [
         "import sys\nf = sys._getframe(1)\n",
         "import inspect\n",
@@ -265,6 +274,18 @@ class ModelNew(nn.Module):
         ev.record(s)
         torch.cuda.current_stream().wait_event(ev)
         torch.cuda.synchronize()
+        return y
+""",
+    "device-agnostic streams, joined": """
+class ModelNew(nn.Module):
+    def forward(self, x):
+        caller = torch.accelerator.current_stream()
+        s = torch.Stream(device=x.device)
+        s.wait_stream(caller)
+        torch.accelerator.set_stream(s)
+        y = torch.empty_like(x)
+        torch.accelerator.set_stream(caller)
+        caller.wait_stream(s)
         return y
 """,
     "load_inline honest": '''
