@@ -278,6 +278,37 @@ class _Module:
     local_attrs: dict[str, str] = field(default_factory=dict)
 
 
+_SHAPE_ATTRS = frozenset({"shape", "ndim"})
+_SHAPE_METHODS = frozenset({"size", "stride", "numel", "dim", "element_size"})
+
+
+def _only_shape_metadata(call: ast.Call) -> bool:
+    """Every argument of the call is made of sizes: constants, `.shape`, `.size()`, `len(...)`."""
+    def sized(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) or node.value is None
+        if isinstance(node, ast.Attribute):
+            return node.attr in _SHAPE_ATTRS
+        if isinstance(node, ast.Subscript):
+            return sized(node.value)
+        if isinstance(node, ast.Call) and not node.keywords:
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _SHAPE_METHODS:
+                return all(sized(a) for a in node.args)
+            return isinstance(f, ast.Name) and f.id == "len"
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(sized(e) for e in node.elts)
+        if isinstance(node, ast.Starred):
+            return sized(node.value)
+        if isinstance(node, ast.BinOp):
+            return sized(node.left) and sized(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return sized(node.operand)
+        return False
+    args = list(call.args) + [k.value for k in call.keywords]
+    return bool(args) and all(sized(a) for a in args)
+
+
 def analyze_source(source: str, filename: str, policy: LibraryPolicy,
                    task_dtype: str | None = None) -> list[Finding]:
     """All static findings for one solution file. `task_dtype` (an extension of the hook's
@@ -577,6 +608,8 @@ class _Analyzer:
             elif isinstance(sub, ast.Call):
                 callee = sub.func
                 hit = self.denied_ref(callee)
+                if hit and hit.startswith("numpy.") and _only_shape_metadata(sub):
+                    hit = None  # np.prod(x.shape): host arithmetic on sizes, not the task's data
                 if hit is None and isinstance(callee, ast.Attribute) and self.resolve(callee) is None:
                     method = callee.attr
                     receiver_attr = callee.value.attr if isinstance(callee.value, ast.Attribute) else None
@@ -700,12 +733,19 @@ class _Analyzer:
 
     # --- precision ---------------------------------------------------------------------------------
 
+    def compared_only(self, node: ast.AST) -> bool:
+        """`x.dtype == torch.float16`, `x.dtype in (torch.float16, ...)`: a dtype test computes nothing."""
+        parent = self.parents.get(node)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+            node, parent = parent, self.parents.get(parent)
+        return isinstance(parent, ast.Compare)
+
     def scan_precision(self, root: ast.AST, jit: bool) -> None:
         if not self.check_precision:
             return
         for sub in _walk_own(root):
             what = None
-            if isinstance(sub, ast.Attribute) and sub.attr in _HALF_NAMES:
+            if isinstance(sub, ast.Attribute) and sub.attr in _HALF_NAMES and not self.compared_only(sub):
                 name = self.resolve(sub) or ""
                 if name.startswith(("torch.", "triton.", "numpy.")):
                     what = name

@@ -36,6 +36,8 @@ LIBRARY_CALLS = {
     "computed getattr": _forward('name = "".join(reversed("lumtam"))\nreturn getattr(torch, name)(x, y)'),
     "matmul operator": _forward("return x @ y"),
     "tensor method": _forward("return x.sum(dim=-1, keepdim=True)"),
+    "numpy on tensor data": _forward("return torch.from_numpy(np.prod(x.numpy(), axis=1))", "import numpy as np"),
+    "numpy on a tensor": _forward("return np.exp(x)", "import numpy as np"),
     "tensor method via getattr": _forward('return getattr(x, "softmax")(-1)'),
     "torch.Tensor unbound": _forward("return torch.Tensor.softmax(x, -1)"),
     "sigmoid": _forward("return x * torch.sigmoid(x)"),
@@ -221,6 +223,11 @@ def test_precision_downcast_is_a_flag() -> None:
     assert {f.pattern for f in _findings(jit)} == {"precision-downgrade"}
     # A half-precision task may use half types freely.
     assert _findings(src, dtype="float16") == []
+    # Testing a dtype computes nothing; allocating in one is still flagged.
+    assert _findings(_forward("assert x.dtype not in (torch.float16, torch.bfloat16)\nreturn x")) == []
+    assert _findings(_forward("if x.dtype == torch.half:\n    raise TypeError\nreturn x")) == []
+    assert [f.pattern for f in _findings(_forward("return torch.empty_like(x, dtype=torch.float16)"))] \
+        == ["precision-downgrade"]
 
 
 def test_policy_allow_and_deny() -> None:
@@ -276,6 +283,8 @@ class ModelNew(nn.Module):
         torch.cuda.synchronize()
         return y
 """,
+    "numpy on sizes": _forward("n = int(np.prod(x.shape[1:])) * len(x)\nm = np.max([x.size(0), 4])\n"
+                               "return torch.empty(n + m, device=x.device)", "import numpy as np"),
     "device-agnostic streams, joined": """
 class ModelNew(nn.Module):
     def forward(self, x):
