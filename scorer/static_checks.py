@@ -540,7 +540,10 @@ class _Analyzer:
     @staticmethod
     def referenced_names(node: ast.AST) -> set[str]:
         names: set[str] = set()
+        skip = _host_only_nodes(node)
         for sub in _walk_own(node):
+            if sub in skip:
+                continue
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
             elif isinstance(sub, ast.Attribute):
@@ -599,7 +602,10 @@ class _Analyzer:
 
     def scan_compute(self, fn: _Func, via: str) -> None:
         handler_nodes = _handler_nodes(fn.node)
+        host_only = _host_only_nodes(fn.node)
         for sub in _walk_own(fn.node):
+            if sub in host_only:
+                continue
             hit: str | None = None
             node: ast.AST = sub
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load) \
@@ -1087,6 +1093,85 @@ def _own_lambdas(fn: ast.AST) -> Iterator[ast.Lambda]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Lambda):
                 yield child
+
+
+def _host_only_nodes(fn: ast.AST) -> set[ast.AST]:
+    """Nodes of branches that run only when one of the function's own arguments is not on a GPU
+    (`if not x.is_cuda: return torch_version(x)`): dead code when scored on a GPU, so a CPU
+    fallback there is style, not a library call. Scored on CPU such a branch does run, and the
+    runtime library-call monitor reports it. The tested tensor must be an argument not rebound
+    before the test (nor in a loop around it), so the kernel cannot point the test at a CPU
+    tensor of its own."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    a = fn.args
+    params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} - {"self", "cls"}
+    stores: dict[str, list[int]] = {}
+    same_device = {id(node.targets[0]) for node in _walk_own(fn) if _keeps_device(node)}
+    for node in _walk_own(fn):
+        for t in _store_names(node):
+            if id(t) not in same_device:
+                stores.setdefault(t.id, []).append(t.lineno)
+    in_loop = {sub for node in _walk_own(fn) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+               for sub in ast.walk(node)}
+    inputs: set[str] = set()
+
+    def off_gpu(test: ast.AST) -> bool | None:
+        """True: the test holds only off the GPU; False: only on it; None: neither."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = off_gpu(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            return True if all(off_gpu(v) is True for v in test.values) else None
+        if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id in inputs:
+            return {"is_cuda": False, "is_cpu": True}.get(test.attr)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, right, op = test.left, test.comparators[0], test.ops[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            on_device_type = (isinstance(left, ast.Attribute) and left.attr == "type"
+                              and isinstance(left.value, ast.Attribute) and left.value.attr == "device"
+                              and isinstance(left.value.value, ast.Name) and left.value.value.id in inputs)
+            if on_device_type and isinstance(right, ast.Constant) and right.value in ("cpu", "cuda") \
+                    and isinstance(op, (ast.Eq, ast.NotEq)):
+                return (right.value == "cpu") == isinstance(op, ast.Eq)
+        return None
+
+    skip: set[ast.AST] = set()
+    for node in [fn, *_walk_own(fn)]:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list) or node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for i, stmt in enumerate(stmts):
+                if not isinstance(stmt, ast.If) or stmt in in_loop:
+                    continue
+                inputs.clear()
+                inputs.update(n for n in params if all(line > stmt.lineno for line in stores.get(n, [])))
+                side = off_gpu(stmt.test)
+                host = stmt.body if side is True else stmt.orelse if side is False else []
+                if side is False and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                    host = host + stmts[i + 1:]  # `if x.is_cuda: return launch(x)` then the CPU path
+                for h in host:
+                    skip.update(ast.walk(h))
+    return skip
+
+
+_DEVICE_KEEPING_METHODS = frozenset({"contiguous", "view", "reshape", "flatten", "transpose", "permute",
+                                     "squeeze", "unsqueeze", "expand", "detach", "float", "clone", "view_as"})
+
+
+def _keeps_device(node: ast.AST) -> bool:
+    """`x = x.contiguous()` and the like: x stays on its device."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr in _DEVICE_KEEPING_METHODS
+            and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == node.targets[0].id)
+
+
+def _store_names(node: ast.AST) -> Iterator[ast.Name]:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node
 
 
 def _handler_nodes(fn: ast.AST) -> set[ast.AST]:

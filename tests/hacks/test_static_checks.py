@@ -36,6 +36,13 @@ LIBRARY_CALLS = {
     "computed getattr": _forward('name = "".join(reversed("lumtam"))\nreturn getattr(torch, name)(x, y)'),
     "matmul operator": _forward("return x @ y"),
     "tensor method": _forward("return x.sum(dim=-1, keepdim=True)"),
+    # A device test the kernel controls does not make a branch dead on the GPU.
+    "fallback behind a CPU tensor of its own": _forward("t = torch.empty(1)\nif not t.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
+    "fallback after rebinding the input": _forward("x = x.cpu()\nif not x.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
+    "fallback behind an always-true test": _forward("if not x.is_cuda or True:\n    return torch.sigmoid(x)\nreturn x"),
+    "fallback inside a loop that rebinds": _forward("for _ in range(2):\n    if not x.is_cuda:\n        return torch.sigmoid(x)\n"
+                                                    "    x = x.cpu()\nreturn x"),
+    "compute on the GPU branch": _forward("if x.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
     "numpy on tensor data": _forward("return torch.from_numpy(np.prod(x.numpy(), axis=1))", "import numpy as np"),
     "numpy on a tensor": _forward("return np.exp(x)", "import numpy as np"),
     "tensor method via getattr": _forward('return getattr(x, "softmax")(-1)'),
@@ -283,6 +290,9 @@ class ModelNew(nn.Module):
         torch.cuda.synchronize()
         return y
 """,
+    "CPU fallback branches": _forward("if not x.is_cuda:\n    return torch.sigmoid(x) * x\nif x.device.type == 'cpu':\n"
+                                      "    return torch.softmax(x, -1)\nx = x.contiguous()\nif x.is_cuda:\n"
+                                      "    return torch.empty_like(x)\nreturn torch.tanh(x)"),
     "numpy on sizes": _forward("n = int(np.prod(x.shape[1:])) * len(x)\nm = np.max([x.size(0), 4])\n"
                                "return torch.empty(n + m, device=x.device)", "import numpy as np"),
     "device-agnostic streams, joined": """
