@@ -81,13 +81,15 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("caching-memoization", "semantic", "reject", ("dynamic",),
             "Results cached by data pointer, shape or input hash, or a CUDA graph replaying the first call.",
             "The same buffers are refilled with new data in place and outputs re-checked; timed iterations rotate fresh inputs and a sample of their outputs is checked."),
-    Pattern("baseline-library-call", "shortcut", "reject", ("static",),
+    Pattern("baseline-library-call", "shortcut", "reject", ("static", "dynamic"),
             "Calls torch.matmul, F.conv2d, tensor compute methods, cuBLAS/cuDNN, torch._scaled_mm, torch.compile "
             "or the reference Model instead of writing a kernel.",
             "AST analysis with import-alias resolution of all code reachable from forward(): glue (allocation, "
             "views, casts, cat/stack, launches, streams) is allowed, compute ops (torch.*, F.*, torch.ops.aten, "
             "tensor methods, @, nn compute modules, numpy) are denied; CUDA C++ sources are scanned for "
-            "ATen/cuBLAS/cuDNN calls. A suite's [policy] allow/deny adjusts the lists."),
+            "ATen/cuBLAS/cuDNN calls. A suite's [policy] allow/deny adjusts the lists. At run time a "
+            "TorchFunctionMode records denied ops kernel.py's code called (names computed at run time) and "
+            "totals tensor-operator arithmetic: 1/8 of the task's largest tensor or more is a library call."),
     Pattern("input-mutation", "semantic", "reject", ("dynamic",),
             "Writes into its inputs (to smuggle state or fake the reference).",
             "Inputs are hashed before and after each call."),

@@ -402,14 +402,30 @@ _GETFRAME = __import__("sys")._getframe
 _MAX_CALL_FRAMES = 30
 
 
-# What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `a[i]` as
-# __getitem__. Operators are judged by the launch census (as statically), so these never count.
+# What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `2 - a` as
+# Tensor.__rsub__, `a[i]` as __getitem__. One operator on a tensor is not a library call (offsets,
+# masks, a scale), so operators are not named one by one; their total size is judged instead
+# (`arithmetic_findings`), which a decoy launch cannot hide.
 _OPERATOR_METHODS = frozenset({
     "mul", "mul_", "add", "add_", "sub", "sub_", "rsub", "div", "div_", "true_divide", "true_divide_",
     "floor_divide", "floor_divide_", "remainder", "remainder_", "pow", "pow_", "neg", "abs", "eq", "ne",
     "lt", "le", "gt", "ge", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
     "bitwise_xor_", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "fmod", "positive",
 })
+
+
+_OPERATOR_DUNDERS = frozenset(
+    f"__{prefix}{op}__" for op in ("add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "and",
+                                    "or", "xor", "lshift", "rshift") for prefix in ("", "r", "i")
+) | {"__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+# Operator arithmetic in PyTorch over at least this share of the task's largest tensor (summed over
+# forward's operators) is the task's work done by the library, however it is split into pieces.
+ARITHMETIC_SHARE = 0.125
+
+
+def _is_operator(func: Any) -> bool:
+    name = getattr(func, "__name__", None)
+    return isinstance(name, str) and (name in _OPERATOR_METHODS or name in _OPERATOR_DUNDERS)
 
 
 def _library_compute_name(func: Any, policy: Any) -> str | None:
@@ -445,11 +461,13 @@ class LibraryCallMonitor:
         self.policy = policy
         self.calls: dict[str, int] = {}
         self.displaced = False  # set on exit: forward left the mode popped or buried
+        self.arithmetic: dict[str, int] = {}  # "mul (kernel.py:24)" -> elements produced
         stdlib = (os.path.dirname(os.__file__) + os.sep,)
         monitor = self
 
         class _Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+                operator_key = None
                 try:
                     name = _library_compute_name(func, monitor.policy)
                     if name is not None:
@@ -457,9 +475,20 @@ class LibraryCallMonitor:
                         if line is not None:
                             key = f"{name} (kernel.py:{line})"
                             monitor.calls[key] = monitor.calls.get(key, 0) + 1
+                    elif _is_operator(func):
+                        line = _kernel_caller_line(monitor.kernel_files, stdlib)
+                        if line is not None:
+                            operator_key = f"{func.__name__.strip('_')} (kernel.py:{line})"
                 except Exception:
                     pass  # never let the monitor break the call it watches
-                return func(*args, **(kwargs or {}))
+                out = func(*args, **(kwargs or {}))
+                if operator_key is not None:
+                    try:
+                        produced = torch.Tensor.numel(out) if isinstance(out, torch.Tensor) else 0
+                        monitor.arithmetic[operator_key] = monitor.arithmetic.get(operator_key, 0) + produced
+                    except Exception:
+                        pass
+                return out
 
         self._mode = _Mode()
 
@@ -475,8 +504,18 @@ class LibraryCallMonitor:
         if not self.displaced:
             self._mode.__exit__(*exc)
 
-    def findings(self) -> list[Finding]:
+    def findings(self, data_elements: int = 0) -> list[Finding]:
+        """`data_elements`: the size of the task's largest input or output, which the operator
+        arithmetic is judged against (0: not judged)."""
         found = []
+        total = sum(self.arithmetic.values())
+        if data_elements > 0 and total >= ARITHMETIC_SHARE * data_elements:
+            shown = ", ".join(f"{k} {v} elements" for k, v in
+                              sorted(self.arithmetic.items(), key=lambda kv: -kv[1])[:6])
+            found.append(Finding("baseline-library-call",
+                                 f"PyTorch tensor arithmetic (operators) inside forward produced {total} elements, "
+                                 f"{total / data_elements:.0%} of the task's largest tensor ({data_elements}): "
+                                 f"{shown}; write it as a kernel"))
         if self.displaced:
             found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
                                  "popped or buried under another mode during forward and not restored"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -81,6 +82,12 @@ def _error(kind: str, text: str) -> tuple[dict[str, Any], None]:
 
 def _findings(items: list[Finding]) -> list[dict[str, str]]:
     return [f.to_dict() for f in items]
+
+
+def _largest_elements(args: list[Any], specs: list[tuple[list[int], torch.dtype]]) -> int:
+    """The element count of the task's largest input or expected output."""
+    sizes = [a.numel() for a in args if isinstance(a, torch.Tensor)] + [math.prod(shape) for shape, _ in specs]
+    return max(sizes, default=0)
 
 
 def _specs(raw: list[list[Any]]) -> list[tuple[list[int], torch.dtype]]:
@@ -209,7 +216,7 @@ class KernelRole:
         record = self._call(self.model, args, specs, "seed-0", watched)
         if record.error is None:
             record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
-            record.findings += monitor.findings()
+            record.findings += monitor.findings(_largest_elements(args, specs))
         return record
 
     def correctness(self, header: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], Any]:

@@ -311,6 +311,12 @@ def partial_functional(x):
     return functools.partial(getattr(F, "soft" + "max"), dim=-1)(x)
 def nn_module(x):
     return torch.nn.RMSNorm(x.shape[-1])(x)
+def operators(x):
+    return x / (1.0 + 2.718281828 ** (-x))
+def chunked_operators(x):
+    return torch.cat([c / (1.0 + 2.718281828 ** (-c)) for c in x.chunk(16)])
+def row_offsets(x):
+    return torch.arange(x.shape[0]) * x.stride(0) + 1
 def glue(x):
     y = torch.empty_like(x.contiguous()).reshape(-1)
     z = y.view(x.shape) * 2 + 1 - x / 3
@@ -347,6 +353,27 @@ def test_monitor_ignores_glue_and_operators(monitored) -> None:
     with monitor:
         module.glue(torch.randn(4, 8))
     assert monitor.findings() == []
+
+
+@pytest.mark.parametrize("name", ["operators", "chunked_operators"])
+def test_operator_arithmetic_over_the_data_is_a_library_call(monitored, name: str) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        getattr(module, name)(x)
+    (f,) = monitor.findings(data_elements=x.numel())
+    assert f.pattern == "baseline-library-call" and "operators" in f.evidence and "kernel.py:" in f.evidence
+
+
+def test_operator_arithmetic_on_offsets_is_glue(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.row_offsets(x)
+    assert sum(monitor.arithmetic.values()) == 2 * 64  # seen, and small next to the data
+    assert monitor.findings(data_elements=x.numel()) == []
 
 
 def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
