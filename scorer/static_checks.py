@@ -167,7 +167,7 @@ _THREAD_CALLS = frozenset({
 })
 _THREAD_CALL_PREFIXES = ("os.exec", "os.spawn")
 _THREAD_METHODS = frozenset({"run_in_executor", "to_thread"})
-_FILE_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes"})
+_FILE_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes", "tofile"})
 
 _INTROSPECTION_MODULES = ("inspect", "gc", "importlib", "ctypes", "_ctypes", "builtins",
                           "__builtin__", "atexit", "traceback", "code", "codeop", "runpy",
@@ -189,6 +189,14 @@ _INTROSPECTION_CALLS = frozenset({
     "types.FunctionType", "types.CodeType", "types.ModuleType", "weakref.finalize",
     "traceback.extract_stack", "traceback.walk_stack", "traceback.print_stack",
     "traceback.format_stack",
+    # file access through the array libraries and temporary files: a cache kept across processes,
+    # or a read of a file the kernel was not given
+    "numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.memmap",
+    "numpy.loadtxt", "numpy.genfromtxt", "numpy.savetxt", "numpy.lib.format.open_memmap",
+    "torch.load", "torch.save", "torch.from_file", "torch.UntypedStorage.from_file",
+    "torch.TypedStorage.from_file", "torch.serialization.load", "torch.serialization.save",
+    "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile",
+    "tempfile.mkstemp",
 })
 _INTROSPECTION_BUILTINS = frozenset({"open", "exec", "eval", "compile", "__import__", "globals",
                                      "vars", "breakpoint", "exit", "quit"})

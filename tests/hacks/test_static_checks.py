@@ -198,6 +198,12 @@ INTEGRITY = {
         "from scorer import worker\n",
         "def f(fr):\n    return fr.f_back.f_globals\n",
         "exec('import torch')\n",
+        # file access through array libraries: a cache across processes, or a file not given
+        "import numpy as np\ndef f(x):\n    return np.load('/tmp/cache.npy')\n",
+        "import numpy as np\ndef f(x):\n    return np.fromfile('/tmp/payload', dtype=np.uint8)\n",
+        "def f(x):\n    x.numpy().tofile('/tmp/cache.bin')\n",
+        "def f(x):\n    torch.save(x, '/tmp/cache.pt')\n",
+        "import tempfile\nF = tempfile.NamedTemporaryFile()\n",
         "m = __import__('gc')\n",
     ],
 }
