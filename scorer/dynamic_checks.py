@@ -484,8 +484,13 @@ class LibraryCallMonitor:
                 out = func(*args, **(kwargs or {}))
                 if operator_key is not None:
                     try:
-                        produced = torch.Tensor.numel(out) if isinstance(out, torch.Tensor) else 0
-                        monitor.arithmetic[operator_key] = monitor.arithmetic.get(operator_key, 0) + produced
+                        # Integer and boolean arithmetic (offsets, index masks) is glue; the task's
+                        # values are floating point, so only arithmetic that touches them counts.
+                        tensors = [out, *args, *(kwargs or {}).values()]
+                        if isinstance(out, torch.Tensor) and any(
+                                isinstance(t, torch.Tensor) and torch.Tensor.is_floating_point(t) for t in tensors):
+                            monitor.arithmetic[operator_key] = monitor.arithmetic.get(operator_key, 0) \
+                                + torch.Tensor.numel(out)
                     except Exception:
                         pass
                 return out
