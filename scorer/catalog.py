@@ -89,7 +89,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "tensor methods, @, nn compute modules, numpy) are denied; CUDA C++ sources are scanned for "
             "ATen/cuBLAS/cuDNN calls. A suite's [policy] allow/deny adjusts the lists. At run time a "
             "TorchFunctionMode records denied ops kernel.py's code called (names computed at run time) and "
-            "totals tensor-operator arithmetic: 1/8 of the task's largest tensor or more is a library call."),
+            "totals floating-point tensor-operator arithmetic: half the task's largest tensor or more is a library call."),
     Pattern("input-mutation", "semantic", "reject", ("dynamic",),
             "Writes into its inputs (to smuggle state or fake the reference).",
             "Inputs are hashed before and after each call."),
