@@ -508,8 +508,9 @@ class LibraryCallMonitor:
         from torch.overrides import _get_current_function_mode_stack
 
         stack = _get_current_function_mode_stack()
-        self.displaced = not stack or stack[-1] is not self._mode
-        if not self.displaced:
+        displaced = not stack or stack[-1] is not self._mode
+        self.displaced = self.displaced or displaced  # one monitor may watch several calls
+        if not displaced:
             self._mode.__exit__(*exc)
 
     def findings(self, data_elements: int = 0) -> list[Finding]:

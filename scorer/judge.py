@@ -37,6 +37,10 @@ from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
+# Timed repetitions followed by a call under the library-call monitor. A kernel that switches to
+# library compute on a share f of the timed calls goes unseen with probability (1 - f) ** N; to move
+# the median f must be at least 1/2, so 6 calls leave it under 2%.
+_WATCHED_REPS = 6
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
 
@@ -341,9 +345,12 @@ class Judge:
         return outcome
 
     def _time_kernel(self, worker: WorkerProcess, ref: ReferenceData) -> TimingFigures:
-        keep = sorted(secrets.SystemRandom().sample(range(self.repetitions), min(2, self.repetitions)))
+        chance = secrets.SystemRandom()
+        keep = sorted(chance.sample(range(self.repetitions), min(2, self.repetitions)))
+        watch = sorted(chance.sample(range(self.repetitions), min(_WATCHED_REPS, self.repetitions)))
         header = {"op": "time", "warmup": self.warmup, "repetitions": self.repetitions,
-                  "flush_l2": self.suite.timing.flush_l2, "input_sets": self.input_sets, "keep_reps": keep}
+                  "flush_l2": self.suite.timing.flush_l2, "input_sets": self.input_sets, "keep_reps": keep,
+                  "watch_reps": watch}
         with hold_gpu(self._gpu_key(ref.environment)):
             reply = self._ask(worker, "timing", header, None, self.options.timing_s)
         h = reply.header

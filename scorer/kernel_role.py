@@ -257,9 +257,20 @@ class KernelRole:
     def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None
         plan = TimingPlan(int(header["warmup"]), int(header["repetitions"]), bool(header["flush_l2"]),
-                          tuple(int(r) for r in header.get("keep_reps", ())))
+                          tuple(int(r) for r in header.get("keep_reps", ())),
+                          tuple(int(r) for r in header.get("watch_reps", ())))
         findings: list[Finding] = []
         keep = set(plan.keep_reps)
+        # The first forward ran under the library-call monitor; these calls, among the timed
+        # repetitions, show whether a later call (one the kernel might guess is timed) differs.
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        watched_elements: list[int] = []
+
+        def watch(call: Callable[[], Any]) -> None:
+            with monitor:
+                out = call()
+            sizes = [t.numel() for t in as_output_list(out) if isinstance(t, torch.Tensor)]
+            watched_elements.append(max(sizes + [a.numel() for a in sets[0] if isinstance(a, torch.Tensor)]))
 
         def on_output(rep: int, out: Any) -> Any:
             if rep in keep:
@@ -269,7 +280,9 @@ class KernelRole:
 
         sets = self.pristine[: max(1, int(header["input_sets"]))]
         with torch.no_grad():
-            run = time_forward(self.model, sets, plan, self.device, self.clock, on_output)
+            run = time_forward(self.model, sets, plan, self.device, self.clock, on_output, watch)
+        findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
+                     for f in monitor.findings(sum(watched_elements))]
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))

@@ -72,6 +72,9 @@ class TimingPlan:
     flush_l2: bool
     # Repetitions whose outputs are returned for checking (chosen by the judge, secret beforehand).
     keep_reps: tuple[int, ...] = ()
+    # Repetitions followed by one extra, untimed call on the same inputs through `watch` (the
+    # library-call monitor), so a kernel cannot behave one way while checked and another while timed.
+    watch_reps: tuple[int, ...] = ()
 
 
 @dataclass
@@ -116,8 +119,11 @@ def time_forward(
     device: torch.device,
     clock: Clock,
     on_output: Callable[[int, Any], Any] | None = None,
+    watch: Callable[[Callable[[], Any]], None] | None = None,
 ) -> TimingRun:
-    """Time `fn` over `plan.repetitions` reps rotating `input_sets`; rep r uses set r % len."""
+    """Time `fn` over `plan.repetitions` reps rotating `input_sets`; rep r uses set r % len.
+    After each rep in `plan.watch_reps`, `watch` is handed one more call of fn on that rep's
+    inputs, outside the timed region and not measured."""
     flush = _Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
@@ -136,7 +142,7 @@ def time_forward(
         if i >= plan.warmup:
             sync()  # time the warm-up by completed work, not by launches queued
     sync()
-    keep = set(plan.keep_reps)
+    keep, watched = set(plan.keep_reps), set(plan.watch_reps)
     kept: dict[int, Any] = {}
     host_ms: list[float] = []
     events: list[tuple[Any, Any, Any, Any]] = []
@@ -171,6 +177,8 @@ def time_forward(
         if rep in keep:
             kept[rep] = out
         del out
+        if watch is not None and rep in watched:
+            watch(lambda: fn(*args))
     if hold is not None:
         calibrate()
         sync()

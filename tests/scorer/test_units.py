@@ -169,6 +169,26 @@ def test_timer_uses_clock_captured_before_patching(monkeypatch: pytest.MonkeyPat
     assert torch.equal(run.kept_outputs[4], sets[4 % 3][0] * 2)
 
 
+def test_watched_calls_follow_their_reps_untimed() -> None:
+    seen: list[float] = []
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        seen.append(float(x[0]))
+        return x + 0
+
+    watched: list[float] = []
+
+    def watch(call) -> None:
+        watched.append(float(call()[0]))
+
+    sets = [[torch.full((4,), float(i))] for i in range(3)]
+    run = time_forward(fn, sets, TimingPlan(warmup=1, repetitions=6, flush_l2=False, watch_reps=(2, 4)),
+                       torch.device("cpu"), capture_clock(), watch=watch)
+    assert len(run.times_ms) == 6  # the watched calls are not measured
+    assert watched == [2.0, 1.0]  # on the inputs of reps 2 and 4 (sets 2 % 3 and 4 % 3)
+    assert seen == [0.0, 0.0, 1.0, 2.0, 2.0, 0.0, 1.0, 1.0, 2.0]  # warm-up, then each watch right after its rep
+
+
 def test_median_and_spread() -> None:
     med, spread = median_and_spread([1.0, 2.0, 3.0, 4.0, 100.0])
     assert med == 3.0 and spread == pytest.approx((4.0 - 2.0) / 3.0)
