@@ -405,7 +405,7 @@ _MAX_CALL_FRAMES = 30
 # What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `2 - a` as
 # Tensor.__rsub__, `a[i]` as __getitem__. One operator on a tensor is not a library call (offsets,
 # masks, a scale), so operators are not named one by one; their total size is judged instead
-# (`arithmetic_findings`), which a decoy launch cannot hide.
+# (`LibraryCallMonitor.findings`), which a decoy launch cannot hide.
 _OPERATOR_METHODS = frozenset({
     "mul", "mul_", "add", "add_", "sub", "sub_", "rsub", "div", "div_", "true_divide", "true_divide_",
     "floor_divide", "floor_divide_", "remainder", "remainder_", "pow", "pow_", "neg", "abs", "eq", "ne",

@@ -14,7 +14,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
 import torch
 
@@ -84,9 +84,9 @@ def _findings(items: list[Finding]) -> list[dict[str, str]]:
     return [f.to_dict() for f in items]
 
 
-def _largest_elements(args: list[Any], specs: list[tuple[list[int], torch.dtype]]) -> int:
-    """The element count of the task's largest input or expected output."""
-    sizes = [a.numel() for a in args if isinstance(a, torch.Tensor)] + [math.prod(shape) for shape, _ in specs]
+def _largest_elements(args: Sequence[Any], output_shapes: Iterable[Sequence[int]]) -> int:
+    """The element count of the largest input or output tensor."""
+    sizes = [a.numel() for a in args if isinstance(a, torch.Tensor)] + [math.prod(shape) for shape in output_shapes]
     return max(sizes, default=0)
 
 
@@ -216,7 +216,7 @@ class KernelRole:
         record = self._call(self.model, args, specs, "seed-0", watched)
         if record.error is None:
             record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
-            record.findings += monitor.findings(_largest_elements(args, specs))
+            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
         return record
 
     def correctness(self, header: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], Any]:
@@ -269,8 +269,8 @@ class KernelRole:
         def watch(call: Callable[[], Any]) -> None:
             with monitor:
                 out = call()
-            sizes = [t.numel() for t in as_output_list(out) if isinstance(t, torch.Tensor)]
-            watched_elements.append(max(sizes + [a.numel() for a in sets[0] if isinstance(a, torch.Tensor)]))
+            shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
+            watched_elements.append(_largest_elements(sets[0], shapes))
 
         def on_output(rep: int, out: Any) -> Any:
             if rep in keep:

@@ -340,6 +340,7 @@ class _Analyzer:
         self.mod = _Module()
         self.findings: dict[tuple[str, int, str], Finding] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
+        self._host_only: dict[ast.AST, set[ast.AST]] = {}
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
@@ -545,10 +546,15 @@ class _Analyzer:
                 names.add(sub.id if isinstance(sub, ast.Name) else sub.attr)
         return names
 
-    @staticmethod
-    def referenced_names(node: ast.AST) -> set[str]:
+    def host_only(self, fn: ast.AST) -> set[ast.AST]:
+        """`_host_only_nodes`, once per function (reachability and the compute scan both ask)."""
+        if fn not in self._host_only:
+            self._host_only[fn] = _host_only_nodes(fn)
+        return self._host_only[fn]
+
+    def referenced_names(self, node: ast.AST) -> set[str]:
         names: set[str] = set()
-        skip = _host_only_nodes(node)
+        skip = self.host_only(node)
         for sub in _walk_own(node):
             if sub in skip:
                 continue
@@ -610,7 +616,7 @@ class _Analyzer:
 
     def scan_compute(self, fn: _Func, via: str) -> None:
         handler_nodes = _handler_nodes(fn.node)
-        host_only = _host_only_nodes(fn.node)
+        host_only = self.host_only(fn.node)
         for sub in _walk_own(fn.node):
             if sub in host_only:
                 continue
@@ -1114,23 +1120,21 @@ def _host_only_nodes(fn: ast.AST) -> set[ast.AST]:
         return set()
     a = fn.args
     params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} - {"self", "cls"}
+    own = list(_walk_own(fn))
+    same_device = {id(node.targets[0]) for node in own if _keeps_device(node)}
     stores: dict[str, list[int]] = {}
-    same_device = {id(node.targets[0]) for node in _walk_own(fn) if _keeps_device(node)}
-    for node in _walk_own(fn):
-        for t in _store_names(node):
-            if id(t) not in same_device:
-                stores.setdefault(t.id, []).append(t.lineno)
-    in_loop = {sub for node in _walk_own(fn) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
-               for sub in ast.walk(node)}
-    inputs: set[str] = set()
+    for node in own:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in same_device:
+            stores.setdefault(node.id, []).append(node.lineno)
+    in_loop = {sub for node in own if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) for sub in ast.walk(node)}
 
-    def off_gpu(test: ast.AST) -> bool | None:
+    def off_gpu(test: ast.AST, inputs: set[str]) -> bool | None:
         """True: the test holds only off the GPU; False: only on it; None: neither."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = off_gpu(test.operand)
+            inner = off_gpu(test.operand, inputs)
             return None if inner is None else not inner
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-            return True if all(off_gpu(v) is True for v in test.values) else None
+            return True if all(off_gpu(v, inputs) is True for v in test.values) else None
         if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id in inputs:
             return {"is_cuda": False, "is_cpu": True}.get(test.attr)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
@@ -1146,17 +1150,16 @@ def _host_only_nodes(fn: ast.AST) -> set[ast.AST]:
         return None
 
     skip: set[ast.AST] = set()
-    for node in [fn, *_walk_own(fn)]:
+    for node in [fn, *own]:  # _walk_own yields no nested function, so every block here is fn's own
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
-            if not isinstance(stmts, list) or node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not isinstance(stmts, list):
                 continue
             for i, stmt in enumerate(stmts):
                 if not isinstance(stmt, ast.If) or stmt in in_loop:
                     continue
-                inputs.clear()
-                inputs.update(n for n in params if all(line > stmt.lineno for line in stores.get(n, [])))
-                side = off_gpu(stmt.test)
+                unbound = {n for n in params if all(line > stmt.lineno for line in stores.get(n, []))}
+                side = off_gpu(stmt.test, unbound)
                 host = stmt.body if side is True else stmt.orelse if side is False else []
                 if side is False and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                     host = host + stmts[i + 1:]  # `if x.is_cuda: return launch(x)` then the CPU path
@@ -1175,11 +1178,6 @@ def _keeps_device(node: ast.AST) -> bool:
             and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
             and node.value.func.attr in _DEVICE_KEEPING_METHODS
             and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == node.targets[0].id)
-
-
-def _store_names(node: ast.AST) -> Iterator[ast.Name]:
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        yield node
 
 
 def _handler_nodes(fn: ast.AST) -> set[ast.AST]:
