@@ -362,7 +362,7 @@ async def score_in_sandbox(spec: TrialSpec, suite: Suite, task: Task, device: st
             transcript.event("harness_event", kind="sandbox_opened", role="scorer", workdir=sb.workdir, info=sb.info.to_dict())
             await _stage_suite(sb, suite)
             await sb.write_file(KERNEL_FILE, kernel.read_bytes())
-            result = await sb.exec(_score_command(spec, sb, task, device), timeout=spec.score_timeout_s)
+            result = await sb.exec(_score_command(spec, sb, suite, task, device), timeout=spec.score_timeout_s)
             if result.exit_code != 0 or result.timed_out:
                 raise _ScoringFailed(
                     f"scorer exited {result.exit_code}{' (timed out)' if result.timed_out else ''}: "
@@ -380,17 +380,28 @@ class _ScoringFailed(Exception):
     pass
 
 
+def staged_suite_dir(suite: Suite) -> str:
+    """Where the scoring sandbox holds the suite, relative to its workdir. A plain folder (no
+    suite.toml) takes its name and level from its own and its parent's folder names
+    (`KernelBench/level1` -> `kernelbench-level1`, level 1), so it keeps both."""
+    if suite.has_manifest:
+        return SUITE_DIR
+    parts = [p for p in (suite.root.parent.name, suite.root.name) if p and p not in (".", "..")]
+    return "/".join([SUITE_DIR, *parts])
+
+
 async def _stage_suite(sb: Sandbox, suite: Suite) -> None:
     """Copy the manifest and every task file (not the reference solutions): the loader checks
     that each task the manifest names exists."""
     files = [suite.root / "suite.toml"] if suite.has_manifest else []
     files += [t.path for t in suite.tasks.values()]
+    base = staged_suite_dir(suite)
     for path in files:
-        await sb.write_file(f"{SUITE_DIR}/{path.relative_to(suite.root).as_posix()}", path.read_bytes())
+        await sb.write_file(f"{base}/{path.relative_to(suite.root).as_posix()}", path.read_bytes())
 
 
-def _score_command(spec: TrialSpec, sb: Sandbox, task: Task, device: str) -> str:
-    args = ["python3", "-m", "scorer", "score", "--suite", SUITE_DIR, "--task", task.id,
+def _score_command(spec: TrialSpec, sb: Sandbox, suite: Suite, task: Task, device: str) -> str:
+    args = ["python3", "-m", "scorer", "score", "--suite", staged_suite_dir(suite), "--task", task.id,
             "--kernel", KERNEL_FILE, "--out", SCORE_FILE, "--device", device]
     for key, value in spec.score_options.items():
         flag = "--" + key.replace("_", "-")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from kernelarena.errors import ConfigError
 from orchestrator.spec import SuiteSelection, SweepSpec
 from scorer.errors import ScorerUserError
-from scorer.suites import load_suite
+from scorer.suites import load_suite, task_files
 
 
 class ResolvedTask(BaseModel):
@@ -66,16 +67,38 @@ def safe_names(model_names: list[str]) -> dict[str, str]:
     return mapping
 
 
-def _select(selection: SuiteSelection) -> list[ResolvedTask]:
+def _where(selection: SuiteSelection, index: int) -> str:
+    return f"suites.{selection.name}" if selection.name is not None else f"suites.{index}.path"
+
+
+def _check_folder(selection: SuiteSelection, where: str) -> None:
+    """A `path` suite must be a folder holding a suite.toml or KernelBench-format task files."""
+    folder = Path(str(selection.path))
+    if not folder.exists():
+        raise ConfigError(f"{where}: no folder at {folder}; fix the path (a relative one is read from the spec file's folder)")
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: {folder} is a file, not a folder; give the folder that holds the task files")
+    if not (folder / "suite.toml").is_file() and not task_files(folder):
+        raise ConfigError(
+            f"{where}: {folder} holds no task .py files and no suite.toml; "
+            "point at a folder of KernelBench-format problems such as KernelBench/level1"
+        )
+
+
+def _select(selection: SuiteSelection, index: int = 0) -> list[ResolvedTask]:
+    where = _where(selection, index)
+    if selection.path is not None:
+        _check_folder(selection, where)
     try:
-        suite = load_suite(selection.name)
+        suite = load_suite(selection.target)
     except ScorerUserError as exc:
         raise ConfigError(f"suites: {exc}") from None
+    listing = selection.target if selection.name is not None else str(suite.root)
     for pattern in selection.include + selection.exclude:
         if not any(fnmatch.fnmatchcase(t, pattern) for t in suite.tasks):
             raise ConfigError(
-                f"suites.{selection.name}: pattern '{pattern}' matches no task; "
-                f"run `kernelarena tasks {selection.name}` to list them"
+                f"{where}: pattern '{pattern}' matches no task; "
+                f"run `kernelarena tasks {listing}` to list them"
             )
     chosen = []
     for task_id, task in suite.tasks.items():
@@ -83,21 +106,30 @@ def _select(selection: SuiteSelection) -> list[ResolvedTask]:
             continue
         if any(fnmatch.fnmatchcase(task_id, p) for p in selection.exclude):
             continue
-        if selection.levels and task.level not in selection.levels:
+        level = selection.level if selection.level is not None else task.level
+        if selection.levels and level not in selection.levels:
             continue
         chosen.append(
             ResolvedTask(suite=suite.name, suite_root=str(suite.root), task=task_id,
-                         level=task.level, category=task.category)
+                         level=level, category=task.category)
         )
     if not chosen:
-        raise ConfigError(f"suites.{selection.name}: the filters leave no task; loosen include/exclude/levels")
+        raise ConfigError(f"{where}: the filters leave no task; loosen include/exclude/levels")
     return chosen
 
 
 def resolve_tasks(spec: SweepSpec) -> list[ResolvedTask]:
     tasks: dict[tuple[str, str], ResolvedTask] = {}
-    for selection in spec.suites:
-        for task in _select(selection):
+    roots: dict[str, str] = {}
+    for index, selection in enumerate(spec.suites):
+        for task in _select(selection, index):
+            # Trial ids carry the suite name, so one name must mean one folder.
+            other = roots.setdefault(task.suite, task.suite_root)
+            if other != task.suite_root:
+                raise ConfigError(
+                    f"suites: two folders are both suite '{task.suite}' ({other} and {task.suite_root}); "
+                    "trial ids need distinct suite names, so rename one folder or drop one selection"
+                )
             tasks.setdefault((task.suite, task.task), task)
     return list(tasks.values())
 

@@ -67,14 +67,36 @@ class ModelSpec(ModelOptions):
 
 
 class SuiteSelection(_Strict):
-    name: str
+    name: str | None = None
     """Suite name (`kernelarena suites`) or path of a suite folder."""
+    path: str | None = None
+    """A suite folder, e.g. an upstream `KernelBench/level1` (plain problem files, no suite.toml)
+    or any folder with a suite.toml; a relative path is resolved against the spec file's folder.
+    Give `name` or `path`, not both."""
+    level: int | None = Field(default=None, ge=1)
+    """With `path`: the level of every task of the folder (overrides the level a `level<N>`
+    folder name or the suite.toml gives), for `levels` filters and tasks.json."""
     include: list[str] = ["*"]
     """Glob patterns over task ids; a task runs if it matches one of them."""
     exclude: list[str] = []
     """Glob patterns over task ids removed after `include`."""
     levels: list[int] = []
     """Keep only tasks of these levels; empty keeps every level."""
+
+    @model_validator(mode="after")
+    def _name_or_path(self) -> SuiteSelection:
+        if (self.name is None) == (self.path is None):
+            raise ValueError("give exactly one of `name` (a suite name) or `path` (a suite folder)")
+        if self.path is not None and not self.path.strip():
+            raise ValueError("`path` is empty; give the folder of the suite's task files")
+        if self.level is not None and self.path is None:
+            raise ValueError("`level` labels the tasks of a `path` suite; a named suite's levels come from its suite.toml")
+        return self
+
+    @property
+    def target(self) -> str:
+        """What `load_suite` takes: the name, else the folder."""
+        return self.name if self.name is not None else str(self.path)
 
 
 class ConcurrencySpec(_Strict):
@@ -168,10 +190,12 @@ class SweepSpec(_Strict):
         return next(m for m in self.models if m.name == name)
 
 
-def parse_spec(data: dict[str, Any], source: str) -> SweepSpec:
-    """Validate raw data; the first problem becomes a one-line `ConfigError` naming the field."""
+def parse_spec(data: dict[str, Any], source: str, base_dir: Path | None = None) -> SweepSpec:
+    """Validate raw data; the first problem becomes a one-line `ConfigError` naming the field.
+    Relative suite `path`s are made absolute against `base_dir` (the spec file's folder; the
+    current directory when None), so the frozen spec names the folder whatever the cwd later."""
     try:
-        return SweepSpec.model_validate(data)
+        spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -181,6 +205,11 @@ def parse_spec(data: dict[str, Any], source: str) -> SweepSpec:
         elif err["type"] == "missing":
             msg = "required field is missing; add it"
         raise ConfigError(f"{source}: {where}: {msg}") from None
+    base = (base_dir or Path.cwd()).resolve()
+    for selection in spec.suites:
+        if selection.path is not None:
+            selection.path = str((base / Path(selection.path).expanduser()).resolve())
+    return spec
 
 
 def load_spec(path: Path) -> SweepSpec:
@@ -190,4 +219,4 @@ def load_spec(path: Path) -> SweepSpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc}); fix the file") from None
-    return parse_spec(data, str(path))
+    return parse_spec(data, str(path), base_dir=path.parent)

@@ -2,12 +2,14 @@
 
 A suite is a folder. With a ``suite.toml`` it carries rules and per-task metadata; without one,
 every ``*.py`` file in it is a KernelBench-format task and defaults apply, so KernelBench's own
-problem folders work unchanged.
+problem folders work unchanged: the task id is the file stem (``23_Softmax``), a folder named
+``level<N>`` gives its tasks level N, and ``KernelBench/level1`` is the suite ``kernelbench-level1``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,9 +104,11 @@ class Suite:
             return self.tasks[task_id]
         except KeyError:
             known = ", ".join(sorted(self.tasks)[:8])
+            # A plain folder's name is not on the search path: list it by its folder.
+            listing = self.name if self.has_manifest else str(self.root)
             raise ScorerUserError(
                 f"suite '{self.name}' has no task '{task_id}'; "
-                f"run `kernelarena tasks {self.name}` to list them (e.g. {known})"
+                f"run `kernelarena tasks {listing}` to list them (e.g. {known})"
             ) from None
 
 
@@ -150,15 +154,40 @@ def load_suite(name_or_path: str | os.PathLike[str]) -> Suite:
     return _manifest_suite(root, data, manifest_path)
 
 
+_LEVEL_FOLDER = re.compile(r"level([1-9][0-9]*)", re.IGNORECASE)
+
+
+def folder_level(root: Path) -> int | None:
+    """The level a plain folder's name gives its tasks: KernelBench's `level1` .. `level4`
+    (any `level<N>`), else None."""
+    match = _LEVEL_FOLDER.fullmatch(root.name)
+    return int(match.group(1)) if match else None
+
+
+def plain_suite_name(root: Path) -> str:
+    """Name of a plain folder suite: `kernelbench-level1` for KernelBench's own `KernelBench/level1`
+    (parent folder named KernelBench, any case), else the folder's own name."""
+    if root.parent.name.lower() == "kernelbench" and root.parent != root:
+        return f"kernelbench-{root.name}".lower()
+    return root.name
+
+
+def task_files(root: Path) -> list[Path]:
+    """The task files of a plain folder: every `*.py` not starting with `_`, sorted by name."""
+    return sorted(p for p in root.glob("*.py") if p.is_file() and not p.name.startswith("_"))
+
+
 def _plain_folder_suite(root: Path) -> Suite:
-    tasks = {
-        p.stem: Task(id=p.stem, path=p)
-        for p in sorted(root.glob("*.py"))
-        if not p.name.startswith("_")
-    }
+    level = folder_level(root)
+    tasks = {}
+    for path in task_files(root):
+        # Optional, as in a manifest suite: solutions/<task>/kernel.py (upstream folders have none).
+        solution = root / "solutions" / path.stem / "kernel.py"
+        tasks[path.stem] = Task(id=path.stem, path=path, level=level,
+                                solution=solution if solution.is_file() else None)
     if not tasks:
         raise ScorerUserError(f"{root} holds no suite.toml and no task .py files; point at a suite folder")
-    return Suite(name=root.name, root=root, tasks=tasks)
+    return Suite(name=plain_suite_name(root), root=root, tasks=tasks)
 
 
 def _tolerance(section: dict[str, Any], default: Tolerance) -> Tolerance:
