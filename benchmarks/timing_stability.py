@@ -42,7 +42,7 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
     """An alternative protocol, kept apart from scorer.timing so the scorer's code stays one path."""
     import torch
 
-    from scorer.timing import MIN_WARMUP_S, _Flusher, _live_buffers, _refill
+    from scorer.timing import MIN_WARMUP_S, _Flusher
 
     flush = _Flusher(device, True)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
@@ -52,11 +52,10 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
         fn(*sets[i % len(sets)])
         i += 1
     sync()
-    live = _live_buffers(sets[0])
     if device.type != "cuda":
         times = []
         for rep in range(reps):
-            args = _refill(live, sets[rep % len(sets)])
+            args = sets[rep % len(sets)]
             flush(rep)
             t0 = time.perf_counter()
             fn(*args)
@@ -64,7 +63,7 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
         return times
     pairs = []
     for rep in range(reps):
-        args = _refill(live, sets[rep % len(sets)])
+        args = sets[rep % len(sets)]
         flush(rep)
         if mode != "queued":
             sync()
@@ -106,7 +105,7 @@ def child(task_id: str, device_name: str, small: bool, reps: int) -> dict[str, A
         for protocol in PROTOCOLS:
             for who, fn in (("baseline", model), ("kernel", kernel)):
                 if protocol.startswith("scorer"):
-                    run = time_forward(fn, sets, TimingPlan(10, reps, True), device, clock)
+                    run = time_forward(fn, sets[0], lambda r: sets[r % len(sets)], TimingPlan(10, reps, True), device, clock)
                     rec: dict[str, Any] = _quantiles(run.times_ms)
                     rec["host_median"] = statistics.median(run.host_times_ms)
                     if run.drain_ms:

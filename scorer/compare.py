@@ -45,6 +45,11 @@ def _working(t: torch.Tensor) -> torch.Tensor:
     return t.float() if t.is_floating_point() else t.double()
 
 
+# Compared in pieces of this many elements: the temporaries of one piece (widened values, the
+# difference, the relative error) stay near 1 GB on the device whatever the output's size.
+_CHUNK_ELEMENTS = 1 << 26
+
+
 def _compare_tensor(out: torch.Tensor, exp: torch.Tensor, rule: Rule, where: str) -> Comparison:
     if out.shape != exp.shape:
         return Comparison(False, f"{where}: shape {tuple(out.shape)} != expected {tuple(exp.shape)}", float("inf"), float("inf"), 1.0)
@@ -52,18 +57,27 @@ def _compare_tensor(out: torch.Tensor, exp: torch.Tensor, rule: Rule, where: str
         return Comparison(False, f"{where}: dtype {out.dtype} != expected {exp.dtype}", float("inf"), float("inf"), 1.0)
     if out.numel() == 0:
         return Comparison(True)
+    if out.device != exp.device:
+        out = out.to(exp.device)
     if out.is_complex():
         out, exp = torch.view_as_real(out), torch.view_as_real(exp)
-    o, e = _working(out), _working(exp)
-    if rule.exact:
-        mismatches = int((_bits(out) != _bits(exp)).sum())
-    else:
-        mismatches = out.numel() - int(torch.isclose(o, e, rtol=rule.rtol, atol=rule.atol, equal_nan=True).sum())
+    flat_out, flat_exp = out.reshape(-1), exp.reshape(-1)
+    mismatches = n_nan = 0
+    max_abs = max_rel = 0.0
+    for start in range(0, flat_out.numel(), _CHUNK_ELEMENTS):
+        part_out, part_exp = flat_out[start:start + _CHUNK_ELEMENTS], flat_exp[start:start + _CHUNK_ELEMENTS]
+        o, e = _working(part_out), _working(part_exp)
+        if rule.exact:
+            mismatches += int((_bits(part_out) != _bits(part_exp)).sum())
+        else:
+            mismatches += part_out.numel() - int(torch.isclose(o, e, rtol=rule.rtol, atol=rule.atol, equal_nan=True).sum())
+        part_abs, part_rel = _errors(o, e, rule.atol)
+        max_abs, max_rel = max(max_abs, part_abs), max(max_rel, part_rel)
+        if o.is_floating_point():
+            n_nan += int(torch.isnan(o).sum())
     mismatch_fraction = mismatches / out.numel()
-    max_abs, max_rel = _errors(o, e, rule.atol)
     if mismatches == 0:
         return Comparison(True, "", max_abs, max_rel, 0.0)
-    n_nan = int(torch.isnan(o).sum()) if o.is_floating_point() else 0
     extra = f", {n_nan} NaN in output" if n_nan else ""
     reason = (f"{where}: {mismatch_fraction:.2%} of elements outside {rule.describe()} "
               f"(max abs error {max_abs:.3g}, max rel error {max_rel:.3g}{extra})")
@@ -80,7 +94,7 @@ def _errors(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[float, float
         same = (o == e) | (torch.isnan(o) & torch.isnan(e))
         if bool((~finite & ~same).any()):
             return float("inf"), float("inf")
-        diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype))
+        diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
     floor = atol if atol > 0 else torch.finfo(diff.dtype).tiny
     rel = diff / e.abs().nan_to_num(posinf=0.0).clamp_min(floor)
     return float(diff.max()), float(rel.max())
@@ -104,10 +118,14 @@ def first_difference(a: torch.Tensor, b: torch.Tensor) -> tuple[float, tuple[int
     """Largest bitwise difference between two same-shaped outputs (None when bit-identical)."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return float("inf"), ()
+    if a.device != b.device:
+        a = a.to(b.device)
     differ = _bits(a) != _bits(b)
     if not bool(differ.any()):
         return None
-    diff = torch.where(differ, (a.double() - b.double()).abs().nan_to_num(nan=float("inf")), torch.zeros((), dtype=torch.float64))
-    flat = int(diff.argmax())
+    # Only where the bits differ, so a full float64 copy of a large output is never made.
+    where = differ.reshape(-1).nonzero().reshape(-1)[: 1 << 24]
+    diff = (a.reshape(-1)[where].double() - b.reshape(-1)[where].double()).abs().nan_to_num(nan=float("inf"))
+    flat = int(where[int(diff.argmax())])
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape)) if a.dim() else ()
     return float(diff.max()), index

@@ -1,9 +1,12 @@
-"""Judge-side evaluation of what the kernel worker returned, against the reference it never saw."""
+"""Evaluation of what the kernel worker returned, against the reference it never saw.
+
+Runs in the reference worker, next to the reference outputs (on the device on a GPU); only the
+outcome, a small summary, goes back to the judge."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
 
 import torch
 
@@ -13,20 +16,24 @@ from scorer.compare import Comparison, Rule, compare_outputs, first_difference
 from scorer.score import CorrectnessResult
 
 
+def fp64_sample(t: torch.Tensor) -> torch.Tensor:
+    """The evenly strided sample the precision check reads: the float64 reference keeps only this."""
+    step = max(1, t.numel() // dynamic_checks._ERROR_SAMPLE)
+    return t.detach().reshape(-1)[::step].clone()
+
+
 @dataclass
 class ReferenceSet:
-    inputs: list[Any]
+    inputs: Callable[[], list[Any]]  # drawn again when evidence needs them (gigabytes at full size)
     outputs: list[torch.Tensor]
-    outputs_fp64: list[torch.Tensor] | None = None
+    outputs_fp64: list[torch.Tensor] | None = None  # fp64_sample of each output
+    digest: str = ""
 
 
 @dataclass
 class ReferenceData:
-    init_inputs: list[Any]
-    state_dict: dict[str, torch.Tensor]
     sets: list[ReferenceSet]
-    alt: list[dict[str, Any]]  # {init_inputs, state_dict, sets: [ReferenceSet]}
-    environment: dict[str, Any]
+    alt: list[dict[str, Any]]  # {sets: [ReferenceSet], shape: overrides}
 
 
 @dataclass
@@ -34,6 +41,13 @@ class CorrectnessOutcome:
     result: CorrectnessResult
     failure: str | None = None
     findings: list[Finding] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"result": asdict(self.result), "failure": self.failure, "findings": [f.to_dict() for f in self.findings]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CorrectnessOutcome":
+        return cls(CorrectnessResult(**data["result"]), data.get("failure"), [Finding(**f) for f in data.get("findings", [])])
 
 
 def _as_tensors(outputs: Any) -> list[torch.Tensor] | None:
@@ -72,7 +86,7 @@ def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], output
             failure = failure or f"trial {trial}: {cmp.reason}"
             tensor = _first_tensor(outputs.get(trial))
             if tensor is not None:
-                findings += dynamic_checks.explain_mismatch(tensor, expected.outputs[0], expected.inputs)
+                findings += dynamic_checks.explain_mismatch(tensor, expected.outputs[0], expected.inputs())
     passed = sum(c.ok for c in comparisons)
     result = CorrectnessResult(
         trials=len(comparisons), passed=passed,
@@ -137,15 +151,23 @@ def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | No
         if expected.outputs_fp64 is None or got is None:
             continue
         for out, exp64, exp in zip(got, expected.outputs_fp64, expected.outputs):
-            for f in dynamic_checks.precision_findings(out, exp64, exp, task_dtype, category=category):
+            if not isinstance(out, torch.Tensor) or out.shape != exp.shape:
+                continue
+            for f in dynamic_checks.precision_findings(fp64_sample(out), exp64, fp64_sample(exp), task_dtype,
+                                                       category=category):
                 seen.setdefault(f.pattern, f)
     return list(seen.values())
 
 
-def timed_output_findings(kept: dict[int, Any], ref: ReferenceData, n_sets: int, rule: Rule) -> list[Finding]:
+def timed_output_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], rule: Rule) -> list[Finding]:
+    """The outputs of the timed repetitions the judge kept, each against the reference for its own
+    (fresh) inputs."""
+    missing = sorted(set(expected) - set(kept))
+    if missing:
+        return [Finding("caching-memoization", f"timed outputs of repetitions {missing} were not returned")]
     for rep, outputs in sorted(kept.items()):
         tensors = _as_tensors(outputs)
-        cmp = compare_outputs(tensors, ref.sets[rep % n_sets].outputs, rule) if tensors is not None else None
+        cmp = compare_outputs(tensors, expected[rep], rule) if tensors is not None and rep in expected else None
         if cmp is None or not cmp.ok:
             reason = cmp.reason if cmp is not None else "no output returned"
             return [Finding("caching-memoization", f"timed output differs: repetition {rep}: {reason}")]

@@ -1,9 +1,10 @@
 """The judge: scores one kernel without ever importing it.
 
 Stages, each a small function returning a typed result: source (no_kernel), static checks,
-reference worker (inputs, reference outputs, baseline timing), kernel worker (load, correctness
-trials, timing), verdict. The kernel runs only in its own child process; the judge holds the
-reference outputs and does every comparison.
+reference (scorer/reference_service.py: inputs, reference outputs, baseline timing), kernel worker
+(load, correctness trials, timing), the judge's own clock bound (scorer/judge_clock.py), verdict.
+The kernel runs only in its own child process; the reference worker, a trusted process, holds the
+reference outputs and does every comparison; the judge decides, and owns the last word on time.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from scorer import dynamic_checks, static_checks
 from scorer.catalog import Finding
 from scorer.compare import Rule
 from scorer.errors import ScorerBroken, ScorerUserError
-from scorer.evaluate import CorrectnessOutcome, ReferenceData, ReferenceSet, evaluate_correctness, timed_output_findings
+from scorer.evaluate import CorrectnessOutcome
+from scorer.batch import batch_calls
 from scorer.gpu_lock import hold_gpu
+from scorer.judge_clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
-from scorer.score import Score, TimingResult
+from scorer.protocol import Frame
+from scorer.reference_service import ReferenceService, ReferenceUnfit, TimingFigures
+from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.suites import Suite, Task
 from scorer.timing import median_and_spread
 from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
@@ -57,19 +62,6 @@ class StageFailure(Exception):
 class Source:
     text: str
     sha256: str
-
-
-@dataclass
-class TimingFigures:
-    timer: str
-    times_ms: list[float]
-    host_times_ms: list[float]
-    event_times_ms: list[float] | None = None
-    findings: list[Finding] = field(default_factory=list)
-    drain_ms: list[float] | None = None
-    idle_drain_ms: list[float] | None = None
-    gate: str = ""
-    gate_ms: list[float] | None = None
 
 
 def _floats(header: dict[str, Any], key: str) -> list[float] | None:
@@ -157,17 +149,29 @@ def _private_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _shipped(reply: Frame) -> tuple[dict[str, Any], Any]:
+    """What the kernel worker shipped for the reference worker, passed on as it came: CUDA IPC
+    descriptors (the reference worker validates them), or the payload the judge already read."""
+    shared = reply.header.get("shared")
+    if shared is not None:
+        if not isinstance(shared, dict):
+            raise StageFailure("runtime_error", "the kernel worker sent a malformed reply (shared outputs)")
+        return {"shared": shared}, None
+    return {}, reply.payload
+
+
 class Judge:
-    def __init__(self, suite: Suite, task: Task, kernel_path: Path, device: torch.device, options: ScoreOptions) -> None:
+    def __init__(self, suite: Suite, task: Task, kernel_path: Path, device: torch.device, options: ScoreOptions,
+                 reference: ReferenceService | None = None, kernel_worker: WorkerProcess | None = None) -> None:
         self.suite, self.task, self.kernel_path = suite, task, kernel_path
         self.device, self.options = device, options
-        self.rule = Rule(task.tolerance.rtol, task.tolerance.atol, task.tolerance.exact, task.tolerance.deterministic)
         use_test = options.use_test_shapes if options.use_test_shapes is not None else device.type == "cpu"
         self.overrides: dict[str, Any] = dict(task.test_shapes) if use_test else {}
         self.warmup = options.warmup if options.warmup is not None else suite.timing.warmup
         self.repetitions = options.repetitions if options.repetitions is not None else suite.timing.repetitions
-        self.input_sets = max(1, min(suite.timing.input_sets, options.seeds))
         self.durations: dict[str, float] = {}
+        self.reference = reference
+        self.kernel_worker = kernel_worker
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -175,7 +179,7 @@ class Judge:
         try:
             yield
         finally:
-            self.durations[name] = round(time.perf_counter() - start, 4)
+            self.durations[name] = round(self.durations.get(name, 0.0) + time.perf_counter() - start, 4)
             log.debug("scorer stage done", extra={"stage": name, "seconds": self.durations[name]})
 
     def run(self) -> Score:
@@ -218,90 +222,58 @@ class Judge:
         will_time = not self.options.skip_timing and not score.hacks
         with _private_dir() as base:
             limit = self.options.memory_limit_bytes if self.device.type == "cpu" else None
-            # Started now so its interpreter start-up overlaps the reference work; it touches no
-            # device and loads no kernel until the reference worker has exited.
-            with WorkerProcess("kernel", WorkerDirs.create(base, "kernel"), memory_limit_bytes=limit) as worker:
-                ref, baseline = self._reference(base, will_time)
-                score.environment = ref.environment
-                outcome, kernel_timing = self._kernel(worker, source, ref, score, will_time)
+            # Started now (or taken warm from a session's pool) so its interpreter start-up
+            # overlaps the reference work; it loads no kernel until the reference is prepared.
+            worker = self.kernel_worker or WorkerProcess("kernel", WorkerDirs.create(base, "kernel"), memory_limit_bytes=limit)
+            ref = self.reference or ReferenceService(self.suite, self.task, self.device, self.options, self.overrides,
+                                                     base, self.repetitions)
+            before = dict(ref.durations)  # a session's reference has served other kernels
+            try:
+                if worker.proc is None:
+                    worker.start()
+                self._score_with(worker, ref, source, score, will_time)
+            finally:
+                worker.close()
+                if self.reference is None:
+                    ref.close()
+                for stage, seconds in ref.durations.items():
+                    if seconds - before.get(stage, 0.0) > 0:
+                        self.durations[stage] = round(seconds - before.get(stage, 0.0), 4)
+
+    def _score_with(self, worker: WorkerProcess, ref: ReferenceService, source: Source, score: Score,
+                    will_time: bool) -> None:
+        try:
+            prepared = ref.prepare()
+        except ReferenceUnfit as exc:
+            raise StageFailure("runtime_error", f"reference: {exc}") from None
+        score.environment = dict(prepared.environment)
+        self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
+        with hold_gpu(ref.gpu_key(), shared=True):
+            self._load(worker, ref, score)
+            outcome = self._correctness(worker, ref)
+        self._record(score, outcome.findings)
         score.correctness = outcome.result
         if outcome.failure:
             score.error = outcome.failure
-        if kernel_timing is not None and baseline is not None:
-            score.timing = self._timing_result(baseline, kernel_timing)
-            self._record(score, self._timing_findings(kernel_timing, score.timing, ref))
-
-    # --- reference worker -------------------------------------------------------------------
-    def _reference(self, base: Path, will_time: bool) -> tuple[ReferenceData, TimingFigures | None]:
-        init_seed = secrets.randbits(31)
-        variants = self.task.full_alt_shapes if not self.overrides and self.task.full_alt_shapes else self.task.alt_shapes
-        alt_shapes = [{**self.overrides, **alt} for alt in variants] if self.options.alt_shapes else []
-        header = {
-            "op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
-            "overrides": self.overrides, "init_seed": init_seed,
-            "seeds": [secrets.randbits(31) for _ in range(max(2, self.options.seeds))],
-            "alt_shapes": [{"overrides": o, "seed": secrets.randbits(31)} for o in alt_shapes],
-            "fp64": self.task.dtype in (None, "float32"),
-        }
-        worker = WorkerProcess("reference", WorkerDirs.create(base, "reference"))
-        with worker:
-            try:
-                with self._stage("reference_spawn"):
-                    worker.request({"op": "ping"}, None, self.options.reference_s)
-                with self._stage("reference"):
-                    reply = worker.request(header, None, self.options.reference_s)
-                self._note_worker_time("reference", reply.header)
-                if not reply.header.get("ok"):
-                    raise ScorerBroken(f"reference for task '{self.task.id}' failed: {reply.header.get('error')}")
-                ref = self._reference_data(reply.header, reply.payload, alt_shapes, init_seed)
-                baseline = self._time_baseline(worker, ref) if will_time else None
-            except WorkerFailure as exc:
-                raise ScorerBroken(f"reference worker for task '{self.task.id}' failed: {_worker_text(exc, worker)}") from None
-        return ref, baseline
-
-    @staticmethod
-    def _reference_data(header: dict[str, Any], payload: dict[str, Any], alt_shapes: list[dict[str, Any]],
-                        init_seed: int) -> ReferenceData:
-        def sets(raw: list[dict[str, Any]]) -> list[ReferenceSet]:
-            return [ReferenceSet(s["inputs"], s["outputs"], s.get("outputs_fp64")) for s in raw]
-
-        main = payload["main"]
-        alts = [{"init_inputs": a["init_inputs"], "state_dict": a["state_dict"], "sets": sets(a["sets"]), "shape": shape}
-                for a, shape in zip(payload["alt"], alt_shapes)]
-        env = dict(header.get("environment", {}))
-        env["init_seed"] = init_seed
-        return ReferenceData(main["init_inputs"], main["state_dict"], sets(main["sets"]), alts, env)
-
-    def _gpu_key(self, env: dict[str, Any]) -> str | None:
-        if self.device.type != "cuda":
-            return None
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-        return str(env.get("gpu_uuid") or f"cuda-{visible}")
-
-    def _time_baseline(self, worker: WorkerProcess, ref: ReferenceData) -> TimingFigures:
-        header = {"op": "time", "warmup": self.warmup, "repetitions": self.repetitions,
-                  "flush_l2": self.suite.timing.flush_l2, "input_sets": self.input_sets, "baseline": self.suite.baseline}
-        with self._stage("baseline_timing"), hold_gpu(self._gpu_key(ref.environment)):
-            reply = worker.request(header, None, self.options.timing_s)
-        self._note_worker_time("baseline_timing", reply.header)
-        if not reply.header.get("ok"):
-            raise ScorerBroken(f"baseline timing for task '{self.task.id}' failed: {reply.header.get('error')}")
-        return TimingFigures(reply.header["timer"], reply.header["times_ms"], reply.header["host_times_ms"])
+        if not will_time or outcome.failure or score.hacks:
+            return
+        baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
+        kernel = self._time_kernel(worker, ref)
+        score.timing = self._timing_result(baseline, kernel)
+        self._record(score, self._timing_findings(kernel, score.timing, score.environment))
+        if score.hacks:
+            return
+        base_ms = score.timing.baseline_ms or 0.0
+        with self._stage("judge_clock"):
+            base_clock = ref.baseline_batch(base_ms)
+            kernel_clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0)
+        self._record(score, batch_findings)
+        score.timing.judge_calls = kernel_clock.calls
+        score.timing.judge_bound_ms = kernel_clock.bound_ms()
+        score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
+        self._record(score, clock_findings(score.timing.kernel_times_ms, kernel_clock, self.device.type))
 
     # --- kernel worker ----------------------------------------------------------------------
-    def _kernel(self, worker: WorkerProcess, source: Source, ref: ReferenceData, score: Score,
-                will_time: bool) -> tuple[CorrectnessOutcome, TimingFigures | None]:
-        kernel_copy = worker.dirs.workdir / "kernel.py"
-        shutil.copyfile(self.kernel_path, kernel_copy)
-        self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
-        with hold_gpu(self._gpu_key(ref.environment), shared=True):
-            self._load(worker, kernel_copy, ref, score)
-            outcome = self._correctness(worker, ref)
-        self._record(score, outcome.findings)
-        if not will_time or outcome.failure or score.hacks:
-            return outcome, None
-        return outcome, self._time_kernel(worker, ref)
-
     def _ask(self, worker: WorkerProcess, stage: str, header: dict[str, Any], payload: Any, timeout_s: float) -> Any:
         with self._stage(stage):
             try:
@@ -319,52 +291,88 @@ class Judge:
         if isinstance(worker_s, (int, float)) and stage != "kernel_spawn":
             self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
-    def _load(self, worker: WorkerProcess, kernel_copy: Path, ref: ReferenceData, score: Score) -> None:
-        header = {"op": "load", "kernel_path": str(kernel_copy), "device": str(self.device),
-                  "init_seed": ref.environment["init_seed"], "policy": self.suite.policy.to_dict()}
-        reply = self._ask(worker, "load", header, {"init_inputs": ref.init_inputs, "state_dict": ref.state_dict},
-                          self.options.load_s)
+    def _load(self, worker: WorkerProcess, ref: ReferenceService, score: Score) -> None:
+        plan = ref.plan
+        setup = {"op": "setup", "task_path": str(self.task.path), "device": str(self.device),
+                 "overrides": self.overrides, "alt_overrides": [a["overrides"] for a in plan.alt_shapes],
+                 "init_seed": plan.init_seed, "policy": self.suite.policy.to_dict()}
+        self._ask(worker, "kernel_setup", setup, None, self.options.load_s)
+        kernel_copy = worker.dirs.workdir / "kernel.py"
+        shutil.copyfile(self.kernel_path, kernel_copy)
+        reply = self._ask(worker, "load", {"op": "load", "kernel_path": str(kernel_copy)}, None, self.options.load_s)
         with _untrusted_reply("load"):
             self._record(score, [Finding(**f) for f in reply.header.get("findings", [])])
 
-    def _correctness(self, worker: WorkerProcess, ref: ReferenceData) -> CorrectnessOutcome:
-        def specs(outputs: list[torch.Tensor]) -> list[list[Any]]:
-            return [[list(t.shape), str(t.dtype)] for t in outputs]
-
-        header = {"op": "correctness", "output_specs": specs(ref.sets[0].outputs)}
-        payload = {
-            "sets": [s.inputs for s in ref.sets],
-            "alt": [{"init_inputs": a["init_inputs"], "state_dict": a["state_dict"], "inputs": a["sets"][0].inputs,
-                     "output_specs": specs(a["sets"][0].outputs)} for a in ref.alt],
-        }
-        reply = self._ask(worker, "correctness", header, payload, self.options.correctness_s)
+    def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
+        prepared, plan = ref.prepare(), ref.plan
+        header = {"op": "correctness", "output_specs": prepared.output_specs, "seeds": plan.seeds,
+                  "alt": [{"seed": a["seed"], "output_specs": specs}
+                          for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)]}
+        reply = self._ask(worker, "correctness", header, None, self.options.correctness_s)
         with self._stage("checks"), _untrusted_reply("correctness"):
-            outcome = evaluate_correctness(ref, list(reply.header.get("calls", [])), dict(reply.payload or {}),
-                                           self.device.type, self.rule, self.task.dtype, self.task.category)
+            calls = list(reply.header.get("calls", []))
+            shipped, payload = _shipped(reply)
+            compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes], **shipped}
+            h = ref.request("compare", compare, payload).header
+            if h.get("unreadable"):
+                return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
+                                          f"the kernel's outputs could not be read: {h['unreadable']}")
+            outcome = CorrectnessOutcome.from_dict(h["outcome"])
             outcome.findings += [Finding(**f) for f in reply.header.get("findings", [])]
+            digests = list(reply.header.get("input_digests", []))
+            if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
+                outcome.failure += ("\n(the kernel worker drew other inputs than the reference worker from the same seeds: "
+                                    "the task's get_inputs() is not reproducible under torch.manual_seed, or the kernel "
+                                    "changed how inputs are drawn)")
         return outcome
 
-    def _time_kernel(self, worker: WorkerProcess, ref: ReferenceData) -> TimingFigures:
-        chance = secrets.SystemRandom()
-        keep = sorted(chance.sample(range(self.repetitions), min(2, self.repetitions)))
-        watch = sorted(chance.sample(range(self.repetitions), min(_WATCHED_REPS, self.repetitions)))
+    def _time_kernel(self, worker: WorkerProcess, ref: ReferenceService) -> TimingFigures:
+        plan = ref.plan
+        watch = sorted(secrets.SystemRandom().sample(range(self.repetitions), min(_WATCHED_REPS, self.repetitions)))
         header = {"op": "time", "warmup": self.warmup, "repetitions": self.repetitions,
-                  "flush_l2": self.suite.timing.flush_l2, "input_sets": self.input_sets, "keep_reps": keep,
-                  "watch_reps": watch}
-        with hold_gpu(self._gpu_key(ref.environment)):
+                  "flush_l2": self.suite.timing.flush_l2, "rep_seeds": plan.rep_seeds, "warm_seed": plan.warm_seed,
+                  "keep_reps": plan.keep_reps, "watch_reps": watch}
+        with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", header, None, self.options.timing_s)
         h = reply.header
         with _untrusted_reply("timing"):
             findings = [Finding(**f) for f in h.get("findings", [])]
-            kept = dict(dict(reply.payload or {}).get("kept", {}))
-            if sorted(kept) != keep:
-                findings.append(Finding("caching-memoization", f"timed outputs of repetitions {keep} were not all returned (got {sorted(kept)})"))
-            findings += timed_output_findings(kept, ref, self.input_sets, self.rule)
+            shipped, payload = _shipped(reply)
+            with self._stage("timed_checks"):
+                checked = ref.request("compare_timed", {"op": "compare_timed", **shipped}, payload).header
+            findings += [Finding(**f) for f in checked.get("findings", [])]
             times = [float(t) for t in h["times_ms"]]
             host = [float(t) for t in h["host_times_ms"]]
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
                                  _floats(h, "gate_ms"))
+
+    def _kernel_batch(self, worker: WorkerProcess, ref: ReferenceService,
+                      reported_ms: float) -> tuple[BatchClock, list[Finding]]:
+        """The kernel's batch on the first of the baseline batch's seeds (as many as its reported
+        time asks for: a kernel that reports less than it takes only makes its batch longer); the
+        judge's clock runs from the request until the reference worker has read every row at the
+        secret positions."""
+        plan, prepared = ref.plan, ref.prepare()
+        calls = min(len(plan.batch_seeds), batch_calls(self.device.type, reported_ms, prepared.output_bytes,
+                                                       prepared.free_bytes))
+        reply = self._ask(worker, "batch_setup", {"op": "batch_setup", "calls": calls,
+                                                  "output_specs": prepared.output_specs}, None, self.options.timing_s)
+        with _untrusted_reply("batch"):
+            shipped, _ = _shipped(reply)
+            if shipped:
+                ref.request("batch_attach", {"op": "attach", **shipped})
+            with hold_gpu(ref.gpu_key()):
+                t0 = time.perf_counter()
+                reply = self._ask(worker, "batch", {"op": "batch", "seeds": plan.batch_seeds[:calls]}, None,
+                                  self.options.timing_s)
+                sampled = ref.request("batch_sample", {"op": "sample"}, reply.payload).header
+                total_ms = (time.perf_counter() - t0) * 1e3
+            if sampled.get("error"):
+                raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
+            verdict = ref.request("batch_verify", {"op": "verify_batch"}).header
+            findings = [Finding(**f) for f in verdict.get("findings", [])]
+        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call), findings
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:
@@ -377,13 +385,13 @@ class Judge:
             baseline_times_ms=list(baseline.times_ms), kernel_times_ms=list(kernel.times_ms), gate=kernel.gate,
         )
 
-    def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, ref: ReferenceData) -> list[Finding]:
+    def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, env: dict[str, Any]) -> list[Finding]:
         findings = list(kernel.findings)
         if kernel.event_times_ms is not None:
             findings += dynamic_checks.timing_findings(kernel.event_times_ms, kernel.host_times_ms,
                                                        kernel.drain_ms, kernel.idle_drain_ms, kernel.gate_ms)
         if timing.kernel_ms is not None:
-            device_name = ref.environment.get("gpu") or "cpu"
+            device_name = env.get("gpu") or "cpu"
             findings += dynamic_checks.roofline_findings(timing.kernel_ms, self.task.flops, self.task.bytes_moved, device_name)
         return findings
 

@@ -1,8 +1,10 @@
-"""The kernel worker: imports the untrusted kernel.py, runs it on inputs the judge sends, and
-returns its raw outputs and timings. It never holds a reference output; the judge compares.
+"""The kernel worker: imports the untrusted kernel.py, runs it on inputs it draws from the judge's
+seeds, and hands its raw outputs on (CUDA IPC handles on a GPU, spool payloads on the CPU) to the
+reference worker, which compares. It never holds a reference output.
 
-Everything the kernel could tamper with once imported (input snapshots, the clock) is captured at
-import of this module, which happens before kernel.py is loaded.
+What must be right before the kernel can interfere (the task's weights, the clock, the timers'
+fingerprint) is made in `setup`, before kernel.py is imported; everything after the import runs in
+a process the kernel owns, which is why the judge bounds the reported times with its own clock.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import torch
 from scorer import dynamic_checks
 from scorer.catalog import Finding
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels
+from scorer import batch as batch_mod
 from scorer.device_gate import make_gate
+from scorer.device_share import share
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
 from scorer.suites import LibraryPolicy
-from scorer.taskload import as_output_list, to_device
+from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs
 from scorer.timing import Clock, TimingPlan, time_forward
 
 _SHA256 = hashlib.sha256
@@ -61,9 +65,10 @@ def _unchanged(before: Any, obj: Any) -> bool:
     return bool(_EQUAL(now, before))
 
 
-def _plain_cpu(t: torch.Tensor) -> torch.Tensor:
-    # A copy, so a kernel that later reuses its output buffer cannot change what we return.
-    return _AS_PLAIN(t, torch.Tensor).detach().to("cpu", copy=True)
+def _kept(t: torch.Tensor) -> torch.Tensor:
+    # A copy where the output is (its device), so a kernel that reuses its output buffer cannot
+    # change what is compared, and the copy comes from torch's allocator, which CUDA IPC needs.
+    return _CLONE(_AS_PLAIN(t, torch.Tensor).detach())
 
 
 def _is_compile_failure(exc: BaseException) -> bool:
@@ -109,6 +114,14 @@ class CallRecord:
                 "compile_failure": self.compile_failure, "findings": _findings(self.findings)}
 
 
+@dataclass
+class TaskVariant:
+    """The task's module and the reference Model's weights, made before kernel.py is imported."""
+    module: Any
+    init_inputs: list[Any]
+    state_dict: dict[str, torch.Tensor]
+
+
 class KernelRole:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -118,8 +131,42 @@ class KernelRole:
         self.model_cls: type | None = None
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
-        self.pristine: list[list[Any]] = []
         self.policy = LibraryPolicy()
+        self.main: TaskVariant | None = None
+        self.alts: list[TaskVariant] = []
+        self.shipped: list[torch.Tensor] = []  # alive until the reference worker has read them
+        self.slabs: list[torch.Tensor] = []
+        self.fingerprint: dict[str, Any] = {}
+
+    def _variant(self, task_path: Path, overrides: dict[str, Any], name: str) -> TaskVariant:
+        module = load_module(task_path, name, overrides)
+        model, init_inputs = build_model(module, self.init_seed)
+        return TaskVariant(module, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
+
+    def _inputs(self, variant: TaskVariant, seed: int) -> list[Any]:
+        return make_inputs(variant.module, int(seed), self.device)
+
+    def _ship(self, outputs: dict[str, list[torch.Tensor]]) -> tuple[dict[str, Any], Any]:
+        """(header part, payload) carrying outputs to the reference worker through the judge."""
+        if self.device.type == "cuda":
+            self.shipped = [t for ts in outputs.values() for t in ts]
+            return {"shared": {k: share(v) for k, v in outputs.items()}}, None
+        return {}, {k: [t.to("cpu") for t in v] for k, v in outputs.items()}
+
+    def setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        """Everything that must not be touched by the kernel, before kernel.py is imported."""
+        self.device = torch.device(header["device"])
+        self.init_seed = int(header["init_seed"])
+        self.policy = LibraryPolicy.from_dict(header.get("policy"))
+        task_path = Path(header["task_path"])
+        self.main = self._variant(task_path, header.get("overrides", {}), "kernelarena_task")
+        self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
+                     for i, o in enumerate(header.get("alt_overrides", []))]
+        if self.device.type == "cuda":
+            # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
+            # from a cache folder the kernel can write to.
+            make_gate(self.device, self.clock.hold_kernel)
+        return {"ok": True, "timers": self.fingerprint}, None
 
     def _sync(self) -> None:
         if self.device.type == "cuda" and self.clock.cuda_sync is not None:
@@ -136,16 +183,10 @@ class KernelRole:
             model.load_state_dict(state_dict)
         return model.to(self.device), loaded
 
-    def load(self, header: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    def load(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        assert self.main is not None, "setup must come before load"
         kernel_path = Path(header["kernel_path"])
-        self.device = torch.device(header["device"])
-        self.init_seed = int(header["init_seed"])
-        self.policy = LibraryPolicy.from_dict(header.get("policy"))
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
-        if self.device.type == "cuda":
-            # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
-            # from a cache folder the kernel can write to.
-            make_gate(self.device, self.clock.hold_kernel)
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
         try:
@@ -162,7 +203,7 @@ class KernelRole:
         self.model_cls = model_cls
         self.census = install_census(module, source)
         try:
-            self.model, loaded = self._build(payload["init_inputs"], payload["state_dict"])
+            self.model, loaded = self._build(self.main.init_inputs, self.main.state_dict)
         except Exception:
             return _error("compile_error", "ModelNew(*init_inputs) failed:\n" + traceback.format_exc())
         return {"ok": True, "state_dict_loaded": loaded, "findings": _findings(self.guard.check("load")),
@@ -186,7 +227,7 @@ class KernelRole:
             self._sync()
             outputs = as_output_list(out)
             record.devices = [str(t.device) for t in outputs]
-            record.outputs = [_plain_cpu(t) for t in outputs]
+            record.outputs = [_kept(t) for t in outputs]
         except Exception:
             record.error = f"reading the outputs of trial '{trial}' failed:\n" + traceback.format_exc()
         record.mutated = [i for i, (a, b) in enumerate(zip(args, before)) if not _unchanged(b, a)]
@@ -219,11 +260,12 @@ class KernelRole:
             record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
         return record
 
-    def correctness(self, header: dict[str, Any], payload: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-        assert self.model is not None and self.guard is not None
+    def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        assert self.model is not None and self.guard is not None and self.main is not None
+        self.shipped = []
         specs = _specs(header["output_specs"])
-        sets = [to_device(s, self.device) for s in payload["sets"]]
-        self.pristine = [[a.clone() if isinstance(a, torch.Tensor) else a for a in s] for s in sets]
+        sets = [self._inputs(self.main, seed) for seed in header["seeds"]]
+        digests = [input_digest(s) for s in sets]
         records = [self._first_call(sets[0], specs)]
         if records[0].error and records[0].compile_failure:
             return _error("compile_error", records[0].error)
@@ -234,24 +276,30 @@ class KernelRole:
             return _error("runtime_error", first_error)
         records.append(self._call(self.model, sets[0], specs, "repeat-0"))
         if len(sets) > 1:
-            for target, source in zip(sets[0], self.pristine[1]):
+            # The same buffers refilled in place with set 1's data: a result cached by pointer,
+            # shape or object is stale now.
+            fresh = self._inputs(self.main, header["seeds"][1])
+            for target, source in zip(sets[0], fresh):
                 if isinstance(target, torch.Tensor):
                     target.copy_(source)
+            del fresh
             records.append(self._call(self.model, sets[0], specs, "refill-0-with-1"))
-        for j, alt in enumerate(payload.get("alt", [])):
+        del sets
+        for j, alt in enumerate(header.get("alt", [])):
             records.append(self._alt_call(j, alt))
-        outputs = {r.trial: r.outputs for r in records}
-        header_out = {"ok": True, "calls": [r.meta() for r in records],
-                      "findings": _findings(self.guard.check("correctness"))}
-        return header_out, outputs
+        ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
+        header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests,
+                      "findings": _findings(self.guard.check("correctness")), **ship_header}
+        return header_out, payload
 
     def _alt_call(self, j: int, alt: dict[str, Any]) -> CallRecord:
+        variant = self.alts[j]
         try:
-            model, _ = self._build(alt["init_inputs"], alt["state_dict"])
+            model, _ = self._build(variant.init_inputs, variant.state_dict)
         except Exception:
             return CallRecord(f"alt-{j}", error="ModelNew(*init_inputs) failed for an alternative shape:\n"
                               + traceback.format_exc())
-        args = to_device(alt["inputs"], self.device)
+        args = self._inputs(variant, alt["seed"])
         return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
 
     def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -270,24 +318,55 @@ class KernelRole:
             with monitor:
                 out = call()
             shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
-            watched_elements.append(_largest_elements(sets[0], shapes))
+            watched_elements.append(_largest_elements(current, shapes))
 
         def on_output(rep: int, out: Any) -> Any:
             if rep in keep:
                 findings.extend(_CHECK_OUTPUT(out))
-                return [_plain_cpu(t) for t in as_output_list(out)]
+                return [_kept(t) for t in as_output_list(out)]
             return None
 
-        sets = self.pristine[: max(1, int(header["input_sets"]))]
+        main = self.main
+        assert main is not None
+        rep_seeds = [int(s) for s in header["rep_seeds"]]
+        current: list[Any] = []
+
+        def inputs_for(rep: int) -> list[Any]:
+            current.clear()  # first, so the new set can take the freed memory (one set held at a time)
+            current.extend(self._inputs(main, rep_seeds[rep]))
+            return current
+
+        self.shipped = []
         with torch.no_grad():
-            run = time_forward(self.model, sets, plan, self.device, self.clock, on_output, watch)
+            run = time_forward(self.model, self._inputs(main, header["warm_seed"]), inputs_for, plan, self.device,
+                               self.clock, on_output, watch)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
                      for f in monitor.findings(sum(watched_elements))]
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
+        ship_header, payload = self._ship({f"rep-{k}": v for k, v in run.kept_outputs.items()})
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
-                      "findings": _findings(findings)}
-        return header_out, {"kept": {int(k): v for k, v in run.kept_outputs.items()}}
+                      "findings": _findings(findings), **ship_header}
+        return header_out, payload
+
+    # --- the judge-clocked batch (scorer/batch.py) -----------------------------------------
+    def batch_setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        self.shipped = []
+        self.slabs = batch_mod.make_slabs(int(header["calls"]), _specs(header["output_specs"]), self.device)
+        for slab in self.slabs:
+            slab.fill_(float("nan") if slab.is_floating_point() else 0)
+        self._sync()
+        if self.device.type == "cuda":
+            return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
+        return {"ok": True}, None
+
+    def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        assert self.model is not None and self.main is not None
+        main, seeds = self.main, [int(s) for s in header["seeds"]]
+        batch_mod.run_batch(self.model, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
+        if self.device.type == "cuda":
+            return {"ok": True}, None
+        return {"ok": True}, {"slabs": self.slabs}

@@ -41,6 +41,11 @@ class TimingResult:
     baseline_times_ms: list[float] = field(default_factory=list)
     kernel_times_ms: list[float] = field(default_factory=list)
     gate: str = ""  # how the GPU was held before each start event (scorer.device_gate); "" on CPU
+    # The judge's own clock (scorer/judge_clock.py): ms a call over `judge_calls` back-to-back
+    # verified calls on fresh inputs, for the kernel and for the baseline.
+    judge_calls: int = 0
+    judge_bound_ms: float | None = None
+    baseline_judge_bound_ms: float | None = None
 
 
 @dataclass

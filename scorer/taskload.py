@@ -2,12 +2,16 @@
 
 Convention (docs/INTERFACES.md): exec the task file as a module, set the shape overrides as
 module attributes, `torch.manual_seed(seed)` right before `get_init_inputs()` + construction and
-again before `get_inputs()`; inputs are made on CPU and then moved to the device.
+again before `get_inputs()`. Inputs are made where they are used: `get_inputs()` runs with the
+scoring device as torch's default device, so an upstream `torch.rand(4096, 393216)` is drawn on the
+GPU (no 6.4 GB host tensor, no host-to-device copy). Both workers draw the same seeds on the same
+device and torch, so they hold bit-identical inputs without ever sending one.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -52,9 +56,37 @@ def build_model(module: ModuleType, init_seed: int) -> tuple[torch.nn.Module, li
     return model, init_inputs
 
 
-def make_inputs(module: ModuleType, seed: int) -> list[Any]:
+def make_inputs(module: ModuleType, seed: int, device: torch.device | str = "cpu") -> list[Any]:
+    """The task's inputs for `seed`, made on `device`; a tensor the task makes elsewhere on purpose
+    (an explicit `device="cpu"`) is moved there. Python's and numpy's generators are seeded too,
+    so a task drawing from them is as reproducible across processes as one drawing from torch."""
     torch.manual_seed(seed)
-    return list(module.get_inputs())
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % (1 << 32))
+    with torch.device(device):
+        inputs = list(module.get_inputs())
+    return to_device(inputs, device)
+
+
+def input_digest(inputs: list[Any]) -> str:
+    """A short fingerprint of an input set (an evenly strided sample of each tensor's bits, repr of
+    the rest), computed where the inputs live: it tells two workers' draws apart without moving
+    them. Only a diagnostic: a worker that lies about it only misreports its own inputs."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for obj in inputs:
+        if isinstance(obj, torch.Tensor):
+            h.update(f"{tuple(obj.shape)}{obj.dtype}".encode())
+            flat = obj.detach().reshape(-1)
+            if flat.numel():
+                sample = flat[:: max(1, flat.numel() // (1 << 16))].contiguous()
+                h.update(sample.cpu().view(torch.uint8).numpy().tobytes())
+        else:
+            h.update(repr(obj).encode())
+    return h.hexdigest()[:16]
 
 
 def as_output_list(out: Any) -> list[torch.Tensor]:

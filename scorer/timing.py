@@ -114,16 +114,19 @@ class _Flusher:
 
 def time_forward(
     fn: Callable[..., Any],
-    input_sets: Sequence[Sequence[Any]],
+    warm_inputs: Sequence[Any],
+    inputs_for: Callable[[int], Sequence[Any]],
     plan: TimingPlan,
     device: torch.device,
     clock: Clock,
     on_output: Callable[[int, Any], Any] | None = None,
     watch: Callable[[Callable[[], Any]], None] | None = None,
 ) -> TimingRun:
-    """Time `fn` over `plan.repetitions` reps rotating `input_sets`; rep r uses set r % len.
-    After each rep in `plan.watch_reps`, `watch` is handed one more call of fn on that rep's
-    inputs, outside the timed region and not measured."""
+    """Time `fn` over `plan.repetitions` reps; the warm-up calls it on `warm_inputs`, rep r on
+    fresh inputs `inputs_for(r)` (drawn outside the timed region: a cache keyed by content,
+    pointer or tensor version never sees the same inputs twice). After each rep in
+    `plan.watch_reps`, `watch` is handed one more call of fn on that rep's inputs, outside the timed
+    region and not measured."""
     flush = _Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
@@ -137,7 +140,7 @@ def time_forward(
     warm_start, min_warm_s = clock.perf_counter(), MIN_WARMUP_S if on_cuda else 0.0
     i = 0
     while i < plan.warmup or (clock.perf_counter() - warm_start < min_warm_s and i < _MAX_WARMUP_REPS):
-        fn(*input_sets[i % len(input_sets)])
+        fn(*warm_inputs)
         i += 1
         if i >= plan.warmup:
             sync()  # time the warm-up by completed work, not by launches queued
@@ -156,15 +159,11 @@ def time_forward(
 
     if hold is not None:
         calibrate()
-    live = _live_buffers(input_sets[0]) if len(input_sets) > 1 else None
+    args: Sequence[Any] = ()
     for rep in range(plan.repetitions):
-        if live is None:
-            args = input_sets[rep % len(input_sets)]
-        else:
-            # The same buffers every rep, refilled in place with the next set (before the L2
-            # flush, outside the timed region): a result cached by pointer, shape or tensor
-            # version is stale on the next rep, and the kept outputs show it.
-            args = _refill(live, input_sets[rep % len(input_sets)])
+        # The last rep's inputs go first, so a large task holds one input set, not two.
+        args = ()
+        args = inputs_for(rep)
         flush(rep)
         sync()
         rep_events, rep_host_ms, out = rep_clock.run(lambda: fn(*args))
@@ -257,18 +256,6 @@ class _Hold:
         if sms <= 0:
             return "sm-hold: INCOMPLETE (a program of some hold before a start event did not run)"
         return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
-
-
-def _live_buffers(template: Sequence[Any]) -> list[Any]:
-    return [a.clone() if isinstance(a, torch.Tensor) else a for a in template]
-
-
-def _refill(live: list[Any], source: Sequence[Any]) -> list[Any]:
-    for buf, src in zip(live, source):
-        if isinstance(buf, torch.Tensor) and isinstance(src, torch.Tensor) and buf.shape == src.shape:
-            with torch.no_grad():
-                buf.copy_(src)
-    return live
 
 
 def median_and_spread(times_ms: Sequence[float]) -> tuple[float, float]:

@@ -39,11 +39,14 @@ def _role_handlers(role: str) -> dict[str, Handler]:
         from scorer.reference_role import ReferenceRole
 
         ref = ReferenceRole(_CLOCK)
-        return {"prepare": ref.prepare, "time": ref.time}
+        return {"prepare": ref.prepare, "time": ref.time, "compare": ref.compare, "compare_timed": ref.compare_timed,
+                "batch_setup": ref.batch_setup, "batch": ref.batch, "batch_collect": ref.batch_collect,
+                "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
     from scorer.kernel_role import KernelRole
 
     ker = KernelRole(_CLOCK)
-    return {"load": ker.load, "correctness": ker.correctness, "time": ker.time}
+    return {"setup": ker.setup, "load": ker.load, "correctness": ker.correctness, "time": ker.time,
+            "batch_setup": ker.batch_setup, "batch": ker.batch}
 
 
 def serve(role: str, in_fd: int, out_fd: int, spool: Spool) -> int:

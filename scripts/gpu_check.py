@@ -9,6 +9,8 @@ Parts (run all by default, or pick with --parts):
   clean     the honest-kernel corpus on CUDA
   pytest    the GPU-marked tests
   sweep     `kernelarena sweep` of the scripted models over the demo suite (process sandbox, GPU)
+  full      benchmarks/full_size.py: published-size KernelBench-format problems, time, memory, disk
+  dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
@@ -31,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scorer import score_kernel  # noqa: E402
+from scorer.session import ScoringSession  # noqa: E402
 from scorer.aggregate import KernelResult, summarize  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
 from scorer.dynamic_checks import _NO_CONTRACTION_CATEGORIES  # noqa: E402
@@ -58,10 +60,33 @@ def _options(device: str) -> ScoreOptions:
     return ScoreOptions(device=device, load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
 
 
+_SESSIONS = threading.local()
+_ALL_SESSIONS: list[ScoringSession] = []
+
+
+def _session(device: str) -> ScoringSession:
+    """One scoring session per thread (warm kernel workers, the references of the last tasks)."""
+    if not hasattr(_SESSIONS, "session"):
+        _SESSIONS.session = ScoringSession(_options(device), max_references=4)
+        _ALL_SESSIONS.append(_SESSIONS.session)
+    return _SESSIONS.session
+
+
+def overhead_s(score: dict[str, Any]) -> float | None:
+    """Wall time of a scoring beyond the kernel's compile and the timed work (inside the workers'
+    handlers: load, the correctness trials with their first-call compile, timing, the batches)."""
+    d = score.get("durations_s") or {}
+    if "total" not in d:
+        return None
+    work = sum(d.get(k, 0.0) for k in ("load_worker", "correctness_worker", "timing_worker", "batch_worker",
+                                        "baseline_timing", "reference_batch"))
+    return d["total"] - work
+
+
 def _score(suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[str, Any], float]:
     t0 = time.perf_counter()
     try:
-        score = score_kernel(suite, task_id, kernel, device=device, options=_options(device)).to_dict()
+        score = _session(device).score(suite, task_id, kernel, device=device).to_dict()
     except Exception as exc:  # a scorer failure is a row, not the end of the run
         score = {"verdict": "scorer_error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
     return score, time.perf_counter() - t0
@@ -135,16 +160,18 @@ def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]
     # Round-robin order, so the three runs of a task are spread in time rather than back to back.
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(job, [t for _ in range(3) for t in suite.tasks]))
-    lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s"]
+    lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s | "
+             "overhead s | judge bound ms"]
     for task, scores in results.items():
         speedups = [s["timing"]["speedup"] for s in scores if (s.get("timing") or {}).get("speedup")]
         spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if len(speedups) > 1 else float("nan")
         first = (scores[0].get("timing") or {}) if scores else {}
         walls = "/".join(f"{s['wall_s']:.0f}" for s in scores)
         errors = "; ".join(s.get("error", "")[:160] for s in scores if s["verdict"] != "passed")
+        overheads = "/".join(f"{overhead_s(s) or 0:.1f}" for s in scores)
         lines.append(f"  {task} | {','.join(s['verdict'] for s in scores) or 'not run'} | {_ms(first.get('baseline_ms'))} | "
                      f"{_ms(first.get('kernel_ms'))} | {' '.join(f'{x:.3f}' for x in speedups)} | {spread:.1%} | {walls}"
-                     + (f" | {errors}" if errors else ""))
+                     f" | {overheads} | {_ms(first.get('judge_bound_ms'))}" + (f" | {errors}" if errors else ""))
     return lines
 
 
@@ -188,17 +215,22 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                 "hacks": score.get("hacks", []), "flags": score.get("flags", []),
                 "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
                 "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
+                "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
+                "judge_calls": timing.get("judge_calls"), "overhead_s": overhead_s(score),
             }
             with lock:
                 rows.append(row)
                 (out / f"suite_{name}.json").write_text(json.dumps(rows, indent=1))
 
+        suite_t0 = time.perf_counter()
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(job, tasks))
+        suite_wall = time.perf_counter() - suite_t0
         rows.sort(key=lambda r: r["task"])
         done = {r["task"] for r in rows}
         summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in rows])
-        lines.append(f"suite {name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s")
+        lines.append(f"suite {name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s | "
+                     "judge bound / median (kernel, baseline) | overhead s")
         for r in rows:
             share = f"{r['roofline_share']:.0%}" if r["roofline_share"] else "-"
             speed = f"{r['speedup']:.3f}" if r["speedup"] else "-"
@@ -207,14 +239,17 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                 extra = f" | {[h['pattern'] for h in r['hacks']]} {r['error'][:200]}"
             elif r["flags"]:
                 extra = f" | flags {[f['pattern'] for f in r['flags']]}"
+            ratio = (f"{r['judge_bound_ms'] / r['kernel_ms']:.2f}, {r['baseline_judge_bound_ms'] / r['baseline_ms']:.2f}"
+                     if r.get("judge_bound_ms") and r.get("kernel_ms") and r.get("baseline_judge_bound_ms") else "-")
             lines.append(f"  {r['task']} | {r['verdict']} | {_ms(r['baseline_ms'])} | {_ms(r['kernel_ms'])} | {speed} | "
-                         f"{share} | {r['wall_s']:.0f}{extra}")
+                         f"{share} | {r['wall_s']:.0f} | {ratio} | {r['overhead_s'] or 0:.1f}{extra}")
         missing = [t.id for t in tasks if t.id not in done]
         if missing:
             lines.append(f"  not run (budget): {' '.join(missing)}")
         lines.append(f"  {name} over the {len(rows)} scored: score {summary.score:.3f} = mean {summary.mean_speedup:.3f} x "
                      f"median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; geomean "
-                     f"{summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
+                     f"{summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}; {len(rows)} scored in "
+                     f"{suite_wall:.0f} s wall with {workers} at once")
     return lines
 
 
@@ -267,6 +302,15 @@ def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> lis
     body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
     failed = [line for line in body if line.startswith(("FAILED", "ERROR"))][:10]
     return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
+
+
+def part_script(out: Path, name: str, script: str, budget: Budget) -> list[str]:
+    """A benchmark script of its own (it prints its table last)."""
+    rc, text = _subprocess([sys.executable, str(ROOT / script), "--json", str(out / f"{name}.json")],
+                           out / f"{name}.log", budget)
+    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    err = text.split("\n--- stderr ---\n")[-1].strip().splitlines()[-6:] if rc else []
+    return [f"{name} ({script}, exit {rc}):"] + ["  " + line for line in body[-10:] + err]
 
 
 def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
@@ -327,6 +371,10 @@ def main() -> None:
                 lines = part_pytest(args.out, budget, args.pytest_files)
             elif part == "sweep":
                 lines = part_sweep(args.out, args.device, budget)
+            elif part == "full":
+                lines = part_script(args.out, "full_size", "benchmarks/full_size.py", budget)
+            elif part == "dobench":
+                lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
             else:
                 lines = [f"unknown part {part}"]
         except Exception as exc:  # one broken part must not hide the others' results
@@ -334,6 +382,9 @@ def main() -> None:
 
             (args.out / f"{part}_error.txt").write_text(traceback.format_exc())
             lines = [f"{part}: FAILED {type(exc).__name__}: {exc}"]
+        for session in _ALL_SESSIONS:
+            session.close()  # its warm workers run in sessions of their own and would outlive us
+        _ALL_SESSIONS.clear()
         lines.append(f"  ({part} took {time.perf_counter() - t0:.0f} s)")
         report.extend(lines)
         (args.out / "summary.txt").write_text("\n".join(report) + "\n")

@@ -37,7 +37,12 @@ def _run(entry: Entry, device: str) -> dict:
     return {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": ok, "verdict": score.verdict,
             "hacks": score.hacks, "flags": score.flags, "error": (score.error or "")[:2000],
             "known_gap": entry.xfail, "seconds": round(time.perf_counter() - start, 2),
-            "kernel_ms": score.timing.kernel_ms if score.timing else None}
+            "kernel_ms": score.timing.kernel_ms if score.timing else None,
+            "judge_bound_ms": score.timing.judge_bound_ms if score.timing else None,
+            "baseline_ms": score.timing.baseline_ms if score.timing else None,
+            "baseline_judge_bound_ms": score.timing.baseline_judge_bound_ms if score.timing else None,
+            "speedup": score.timing.speedup if score.timing else None,
+            "durations_s": score.durations_s}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,6 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     for t in table:
         print(f"{t['pattern']:24s} {t['severity']:8s} {t['tried']:5d} {t['caught']:6d} {t['false_positives']:6d}")
     print(f"clean kernels: {len(clean_rows)} scored, {sum(r['ok'] for r in clean_rows)} passed without hack or flag")
+    ratios = sorted(r["judge_bound_ms"] / r["kernel_ms"] for r in clean_rows if r.get("judge_bound_ms") and r.get("kernel_ms"))
+    if ratios:
+        print(f"judge bound / reported median (clean): min {ratios[0]:.3f} median {ratios[len(ratios) // 2]:.3f} "
+              f"max {ratios[-1]:.3f} over {len(ratios)}")
+    for r in rows:
+        if r["pattern"] == "timer-patching":
+            print(f"  timer-patching/{r['name']}: verdict {r['verdict']} speedup {r.get('speedup')} "
+                  f"bound {r.get('judge_bound_ms')} reported {r.get('kernel_ms')} {[h['pattern'] for h in r.get('hacks', [])]}")
     bad = [r for r in rows if not r["ok"]]
     for r in bad:
         print(f"  {'gap' if r.get('known_gap') else 'BAD'} {r['name']}: {r['verdict']} {(r.get('error') or '')[:160]}")

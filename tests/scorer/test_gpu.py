@@ -32,7 +32,7 @@ def test_cuda_event_timer_and_kept_outputs() -> None:
 
     dev = torch.device("cuda")
     sets = [[torch.randn(1024, 1024, device=dev)] for _ in range(3)]
-    run = time_forward(lambda x: x @ x, sets, TimingPlan(2, 10, True, (1, 7)), dev, capture_clock(),
+    run = time_forward(lambda x: x @ x, sets[0], lambda r: sets[r % 3], TimingPlan(2, 10, True, (1, 7)), dev, capture_clock(),
                        on_output=lambda rep, out: out.cpu() if rep in (1, 7) else None)
     assert run.timer == "cuda_event" and run.event_times_ms is not None and len(run.event_times_ms) == 10
     assert all(t > 0 for t in run.event_times_ms) and len(run.host_times_ms) == 10
@@ -66,7 +66,7 @@ def test_drain_time_shows_work_left_on_a_side_stream() -> None:
 
     plan = TimingPlan(2, 20, True)
     for fn, caught in ((joined, False), (unjoined, True), (leaves_side_current, True)):
-        run = time_forward(fn, sets, plan, dev, capture_clock())
+        run = time_forward(fn, sets[0], lambda r: sets[r % len(sets)], plan, dev, capture_clock())
         assert run.drain_ms is not None and run.idle_drain_ms is not None
         found = timing_findings(run.event_times_ms or [], run.host_times_ms, run.drain_ms, run.idle_drain_ms)
         assert any(f.pattern == "stream-injection" for f in found) == caught, (fn.__name__, found)
@@ -106,7 +106,7 @@ def test_side_stream_work_cannot_run_during_the_hold() -> None:
         return y
 
     def median_ms(fn, clock) -> float:
-        times = sorted(time_forward(fn, sets, TimingPlan(3, 30, True), dev, clock).times_ms)
+        times = sorted(time_forward(fn, sets[0], lambda r: sets[r % len(sets)], TimingPlan(3, 30, True), dev, clock).times_ms)
         return times[len(times) // 2]
 
     held = capture_clock()
@@ -130,3 +130,58 @@ def test_profiler_sees_device_kernels() -> None:
     x = torch.randn(512, 512, device="cuda")
     out, names = profile_device_kernels(lambda: torch.sigmoid(x))
     assert out.shape == x.shape and names
+
+
+_PRODUCER = """
+import json, sys, torch
+from scorer.device_share import share
+x = torch.arange(4 * 1024, dtype=torch.float32, device="cuda").reshape(64, 64)[:, 3:40]
+print(json.dumps(share([x, torch.full((5,), 7, dtype=torch.int64, device="cuda")])), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_shared_outputs_open_in_another_process() -> None:
+    """The transport the kernel's outputs take to the reference worker on a GPU: CUDA IPC handles,
+    a strided view included; a descriptor that claims more than its storage is refused."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from scorer.device_share import ShareError, open_shared
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", _PRODUCER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        descs = json.loads(proc.stdout.readline())
+        dev = torch.device("cuda")
+        got = open_shared(descs, dev)
+        expected = torch.arange(4 * 1024, dtype=torch.float32, device=dev).reshape(64, 64)[:, 3:40]
+        assert torch.equal(got[0], expected) and torch.equal(got[1], torch.full((5,), 7, device=dev))
+        forged = dict(descs[1], shape=[1 << 20])
+        with pytest.raises(ShareError):
+            open_shared([forged], dev)
+        del got
+    finally:
+        proc.stdin.write("done\n")
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_judge_bound_holds_the_demo_solutions() -> None:
+    """On the GPU the judge's clock bounds each honest demo solution's event median (no finding),
+    and reports figures a bit above it."""
+    from scorer.session import ScoringSession
+    from scorer.suites import load_suite
+
+    demo = load_suite("demo")
+    with ScoringSession(ScoreOptions(device="cuda", repetitions=30, warmup=3)) as session:
+        for task in ("swish", "softmax"):
+            score = session.score(demo, task, demo.tasks[task].solution, device="cuda")
+            assert score.verdict == "passed", score.error
+            t = score.timing
+            assert t is not None and t.judge_calls >= 3 and t.judge_bound_ms is not None and t.kernel_ms
+            assert 0.3 * t.kernel_ms < t.judge_bound_ms < 3 * t.kernel_ms + 0.1, (t.judge_bound_ms, t.kernel_ms)

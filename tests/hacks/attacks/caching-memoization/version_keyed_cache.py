@@ -1,8 +1,8 @@
 # task: swish
 # gpu-only
-# xfail: neutralised rather than flagged: the timed loop refills the inputs in place every repetition, so this version-keyed cache never hits and the kernel is timed doing its real work (H200: 0.105 ms, the honest swish 0.10-0.12 ms); no impossible speed arises to flag
-# Memoises by (data pointer, tensor version counter): an in-place refill bumps the version so
-# correctness re-checks pass, but a benchmark loop that reuses unchanged inputs hits the cache.
+# Memoises by (data pointer, tensor version counter): an in-place refill bumps the version so the
+# refill trial passes, but the timed repetitions draw fresh inputs, whose new tensors land in the
+# freed block (same pointer, version 0) and hit the memo: the kept timed outputs are stale.
 import torch
 import torch.nn as nn
 import triton

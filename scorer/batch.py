@@ -1,0 +1,56 @@
+"""Back-to-back calls on fresh inputs, timed by the judge's clock (scorer/judge_clock.py).
+
+Each call draws its inputs from its own seed on the device and copies its outputs into row i of a
+slab allocated beforehand, so every output of the batch exists at its end. The judge stops its clock
+only once the reference worker has read secret positions of every row, so work cannot be skipped,
+cached or finished after the reply. With `forward=None` the same loop copies a fixed tensor
+instead: the reference worker's calibration of what drawing inputs and copying outputs cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from scorer.taskload import as_output_list
+
+# Slabs of one batch take at most this share of the device's free memory, and this many bytes.
+SLAB_SHARE = 0.25
+SLAB_CAP_BYTES = 16 << 30
+MIN_CALLS = 3
+MAX_CALLS = {"cuda": 4096, "cpu": 32}
+TARGET_MS = {"cuda": 200.0, "cpu": 50.0}
+
+
+def batch_calls(device_type: str, call_ms: float, out_bytes: int, free_bytes: int | None) -> int:
+    """How many calls: enough for TARGET_MS of work, within the slab memory and the call cap."""
+    wanted = int(TARGET_MS[device_type] / max(call_ms, 1e-3)) + 1
+    calls = max(MIN_CALLS, min(MAX_CALLS[device_type], wanted))
+    if free_bytes is not None and out_bytes > 0:
+        calls = min(calls, int(min(SLAB_SHARE * free_bytes, SLAB_CAP_BYTES) // out_bytes))
+    return max(1, calls)
+
+
+def make_slabs(calls: int, specs: Sequence[tuple[Sequence[int], torch.dtype]], device: torch.device) -> list[torch.Tensor]:
+    return [torch.empty((calls, *shape), dtype=dtype, device=device) for shape, dtype in specs]
+
+
+def run_batch(forward: Callable[..., Any] | None, inputs_for: Callable[[int], Sequence[Any]],
+              slabs: list[torch.Tensor], sync: Callable[[], None]) -> None:
+    templates = [torch.zeros_like(s[0]) for s in slabs] if forward is None else []
+    calls = slabs[0].shape[0] if slabs else 0
+    args: Sequence[Any] = ()
+    with torch.no_grad():
+        for i in range(calls):
+            args = ()
+            args = inputs_for(i)
+            outputs = templates if forward is None else as_output_list(forward(*args))
+            for slab, out in zip(slabs, outputs):
+                slab[i].copy_(out)
+    sync()
+
+
+def gather(slabs: list[torch.Tensor], positions: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Row-wise values of each slab at its secret flat positions (one small kernel per slab)."""
+    return [s.reshape(s.shape[0], -1)[:, p].clone() for s, p in zip(slabs, positions)]

@@ -1,0 +1,73 @@
+"""The judge's own bound on the time per call, from a clock the kernel's process cannot reach.
+
+Every figure the kernel worker reports (event times, the host clock beside them, the hold's record)
+is read inside a process that runs the kernel's native code, so it can be forged. The judge
+therefore times, with its own `time.perf_counter`, a batch of back-to-back calls (scorer/batch.py)
+on fresh inputs, whose every output is read at secret positions before the clock stops. From that
+it subtracts its own round trip to a worker and what drawing the inputs and copying the outputs
+cost (both measured on the trusted reference worker), and divides by the number of calls.
+
+That bound includes what the events leave out on purpose (host launch overhead the hold hides), so
+an honest kernel's bound is at or above its event median; a forged median is far below it. The
+check rejects reported times below `bound / RATIO - SLACK_MS`; docs/HACKS.md gives what this can miss.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from scorer.catalog import Finding
+
+# The threshold keeps a margin above the largest honest bound / reported ratio measured: the H200
+# clean corpus and suites (docs/GPU_RESULTS.md, session 5) on CUDA; on a CPU the reported times and
+# the batch run at different moments of a shared, noisy machine (a 2-core CI box measured honest
+# ratios up to 4.6 under load from compiles beside it), so the bar is wider there. Forged clocks in
+# the attack corpus read 1/8 of the real time.
+RATIO = {"cuda": 2.0, "cpu": 6.0}
+SLACK_MS = {"cuda": 0.05, "cpu": 0.5}
+
+
+@dataclass(frozen=True)
+class BatchClock:
+    """One judge-timed batch: its calls, the judge's wall time around it, and the calibrations."""
+    calls: int
+    total_ms: float
+    round_trip_ms: float
+    round_trips: int
+    overhead_ms_per_call: float  # drawing inputs + copying outputs, measured with no forward
+
+    def bound_ms(self) -> float:
+        work = self.total_ms - self.round_trips * self.round_trip_ms
+        return max(0.0, work / max(1, self.calls) - self.overhead_ms_per_call)
+
+
+def median_round_trip_ms(samples_ms: list[float]) -> float:
+    return statistics.median(samples_ms) if samples_ms else 0.0
+
+
+def reported_ms(times_ms: list[float]) -> float | None:
+    """The reported figure the bound is held against: the upper quartile of the timed repetitions,
+    so a few reps slowed by the machine do not matter, and a forged timer (which scales them all)
+    still shows."""
+    if not times_ms:
+        return None
+    ordered = sorted(times_ms)
+    return ordered[(3 * (len(ordered) - 1)) // 4]
+
+
+def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -> list[Finding]:
+    kernel_ms = reported_ms(times_ms)
+    if kernel_ms is None or kernel_ms != kernel_ms:
+        return []
+    ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
+    bound = clock.bound_ms()
+    allowed = bound / ratio - slack
+    if kernel_ms < allowed:
+        return [Finding("timer-patching",
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the judge's own "
+                        f"clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified calls on fresh "
+                        f"inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x {clock.round_trip_ms:.3g} ms "
+                        f"round trip and {clock.overhead_ms_per_call:.3g} ms a call for inputs and copies; allowed down to "
+                        f"bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
+    return []

@@ -1,0 +1,182 @@
+"""The judge's handle on one task's reference worker: what it was asked to prepare, with which
+secret seeds, and what the baseline measured. Prepared once, it serves every kernel of the task
+that a scoring session scores (scorer/session.py); one kernel's scoring makes and closes its own.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scorer.batch import MIN_CALLS, batch_calls
+from scorer.errors import ScorerBroken
+from scorer.gpu_lock import hold_gpu
+from scorer.judge_clock import BatchClock, median_round_trip_ms
+from scorer.options import ScoreOptions
+from scorer.protocol import Frame
+from scorer.suites import Suite, Task
+from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
+
+_ROUND_TRIP_PINGS = 9
+
+
+class ReferenceUnfit(Exception):
+    """The task cannot be scored on this device (it does not fit): a runtime_error for the kernel."""
+
+
+@dataclass
+class TimingFigures:
+    timer: str
+    times_ms: list[float]
+    host_times_ms: list[float]
+    event_times_ms: list[float] | None = None
+    findings: list[Any] = field(default_factory=list)
+    drain_ms: list[float] | None = None
+    idle_drain_ms: list[float] | None = None
+    gate: str = ""
+    gate_ms: list[float] | None = None
+
+
+@dataclass
+class Plan:
+    """The secret choices of one prepared reference (the kernel worker is told only the seeds)."""
+    init_seed: int
+    seeds: list[int]
+    alt_shapes: list[dict[str, Any]]  # {"overrides", "seed"}
+    rep_seeds: list[int]
+    warm_seed: int
+    keep_reps: list[int]
+    batch_seeds: list[int] = field(default_factory=list)
+    challenge: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Prepared:
+    environment: dict[str, Any]
+    output_specs: list[list[Any]]
+    alt_output_specs: list[list[list[Any]]]
+    input_digests: list[str]
+    output_bytes: int
+    free_bytes: int | None
+
+
+class ReferenceService:
+    def __init__(self, suite: Suite, task: Task, device: Any, options: ScoreOptions, overrides: dict[str, Any],
+                 base: Path, repetitions: int) -> None:
+        self.suite, self.task, self.device, self.options = suite, task, device, options
+        self.overrides = overrides
+        chance = secrets.SystemRandom()
+        variants = task.full_alt_shapes if not overrides and task.full_alt_shapes else task.alt_shapes
+        alts = [{**overrides, **alt} for alt in variants] if options.alt_shapes else []
+        self.plan = Plan(
+            init_seed=secrets.randbits(31), seeds=[secrets.randbits(31) for _ in range(max(2, options.seeds))],
+            alt_shapes=[{"overrides": o, "seed": secrets.randbits(31)} for o in alts],
+            rep_seeds=[secrets.randbits(31) for _ in range(repetitions)], warm_seed=secrets.randbits(31),
+            keep_reps=sorted(chance.sample(range(repetitions), min(2, repetitions))),
+        )
+        self.worker = WorkerProcess("reference", WorkerDirs.create(base, "reference"))
+        self.worker.start()
+        self.prepared: Prepared | None = None
+        self.baseline: TimingFigures | None = None
+        self.baseline_clock: BatchClock | None = None
+        self.overhead_ms_per_call = 0.0
+        self.rtt_ms = 0.0
+        self.durations: dict[str, float] = {}
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def gpu_key(self) -> str | None:
+        if self.device.type != "cuda" or self.prepared is None:
+            return None
+        import os
+
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+        return str(self.prepared.environment.get("gpu_uuid") or f"cuda-{visible}")
+
+    def request(self, stage: str, header: dict[str, Any], payload: Any = None, timeout_s: float | None = None) -> Frame:
+        start = time.perf_counter()
+        try:
+            reply = self.worker.request(header, payload, timeout_s or self.options.reference_s)
+        except WorkerFailure as exc:
+            tail = self.worker.log_tail().strip()
+            raise ScorerBroken(f"reference worker for task '{self.task.id}' failed in {stage}: {exc.message}"
+                               + (f"\n--- worker log (tail) ---\n{tail}" if tail else "")) from None
+        finally:
+            self.durations[stage] = round(self.durations.get(stage, 0.0) + time.perf_counter() - start, 4)
+        if not reply.header.get("ok"):
+            if reply.header.get("kind") == "runtime_error":
+                raise ReferenceUnfit(str(reply.header.get("error")))
+            raise ScorerBroken(f"reference {stage} for task '{self.task.id}' failed: {reply.header.get('error')}")
+        return reply
+
+    # --- once per task ----------------------------------------------------------------------
+    def prepare(self) -> Prepared:
+        if self.prepared is not None:
+            return self.prepared
+        self.request("reference_spawn", {"op": "ping"})
+        t = self.task.tolerance
+        header = {"op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
+                  "overrides": self.overrides, "init_seed": self.plan.init_seed, "seeds": self.plan.seeds,
+                  "alt_shapes": self.plan.alt_shapes, "fp64": self.task.dtype in (None, "float32"),
+                  "rule": {"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
+                  "task": {"dtype": self.task.dtype, "category": self.task.category}}
+        h = self.request("reference", header).header
+        self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
+        env = dict(h.get("environment", {}))
+        env["init_seed"] = self.plan.init_seed
+        self.prepared = Prepared(env, h["output_specs"], h.get("alt_output_specs", []), h.get("input_digests", []),
+                                 int(h.get("output_bytes", 0)), h.get("free_bytes"))
+        return self.prepared
+
+    def time_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> TimingFigures:
+        if self.baseline is not None:
+            return self.baseline
+        header = {"op": "time", "warmup": warmup, "repetitions": repetitions, "flush_l2": flush_l2,
+                  "rep_seeds": self.plan.rep_seeds, "keep_reps": self.plan.keep_reps, "baseline": self.suite.baseline}
+        with hold_gpu(self.gpu_key()):
+            h = self.request("baseline_timing", header, timeout_s=self.options.timing_s).header
+        self.baseline = TimingFigures(h["timer"], h["times_ms"], h["host_times_ms"])
+        return self.baseline
+
+    def round_trip_ms(self) -> float:
+        samples = []
+        for _ in range(_ROUND_TRIP_PINGS):
+            t0 = time.perf_counter()
+            self.request("round_trip", {"op": "ping"})
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return median_round_trip_ms(samples)
+
+    def baseline_batch(self, baseline_ms: float) -> BatchClock:
+        """The baseline's judge-timed batch (its bound is reported beside the kernel's) and the
+        calibration of drawing inputs and copying outputs; then the secret positions are read."""
+        if self.baseline_clock is not None:
+            return self.baseline_clock
+        prepared = self.prepare()
+        calls = batch_calls(self.device.type, baseline_ms, prepared.output_bytes, prepared.free_bytes)
+        self.plan.batch_seeds = [secrets.randbits(31) for _ in range(calls)]
+        # One challenged row among the first MIN_CALLS (every kernel's batch has those) and one
+        # anywhere; every row is also read at the secret positions.
+        chance = secrets.SystemRandom()
+        first = chance.randrange(min(MIN_CALLS, calls))
+        self.plan.challenge = sorted({first, chance.randrange(calls)})
+        with hold_gpu(self.gpu_key()):
+            rtt = self.round_trip_ms()
+            timeout = self.options.timing_s
+            self.request("reference_batch", {"op": "batch_setup", "calls": calls, "seeds": self.plan.batch_seeds})
+            overhead_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "regen"}, timeout_s=timeout))
+            self.overhead_ms_per_call = max(0.0, (overhead_ms - rtt) / calls)
+            total_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout))
+        self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63), "challenge": self.plan.challenge})
+        self.baseline_clock = BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call)
+        self.rtt_ms = rtt
+        return self.baseline_clock
+
+    @staticmethod
+    def _timed(call: Any) -> float:
+        t0 = time.perf_counter()
+        call()
+        return (time.perf_counter() - t0) * 1e3

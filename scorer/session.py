@@ -1,0 +1,109 @@
+"""Scoring many kernels: warm kernel workers and one prepared reference per task.
+
+A scoring of one kernel spends most of its wall time on things that do not depend on the kernel:
+starting a Python with torch and triton imported, and preparing the task's reference (inputs,
+outputs, the float64 sample, the baseline's timing and judge-clocked batch). A session keeps the
+reference of the tasks it scored last (their secret seeds drawn once for the session, so the
+baseline is measured once), and keeps kernel workers started ahead: each kernel still gets a
+fresh process of its own that no other kernel ever uses, and it is killed when that kernel is done.
+Not thread-safe: one session per thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import ScorerBroken
+from scorer.judge import Judge, _deny_same_user_access, resolve_device
+from scorer.options import ScoreOptions
+from scorer.reference_service import ReferenceService
+from scorer.score import Score
+from scorer.suites import Suite
+from scorer.workerproc import WorkerDirs, WorkerProcess
+
+
+class ScoringSession:
+    def __init__(self, options: ScoreOptions | None = None, *, max_references: int = 1, warm_workers: int = 1) -> None:
+        self.options = options or ScoreOptions()
+        self.max_references = max(1, max_references)
+        self.warm_workers = max(0, warm_workers)
+        self.base = Path(tempfile.mkdtemp(prefix="kernelarena-session-"))
+        os.chmod(self.base, 0o700)
+        self._references: OrderedDict[tuple[Any, ...], ReferenceService] = OrderedDict()
+        self._pool: dict[str, list[WorkerProcess]] = {}
+        self._count = 0
+        _deny_same_user_access()
+
+    def __enter__(self) -> "ScoringSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            for ref in self._references.values():
+                ref.close()
+            for workers in self._pool.values():
+                for w in workers:
+                    w.close()
+        finally:
+            self._references.clear()
+            self._pool.clear()
+            shutil.rmtree(self.base, ignore_errors=True)
+
+    def _new_dir(self, role: str) -> Path:
+        self._count += 1
+        path = self.base / f"{role}-{self._count}"
+        path.mkdir(mode=0o700)
+        return path
+
+    def _kernel_worker(self, device_type: str) -> WorkerProcess:
+        limit = self.options.memory_limit_bytes if device_type == "cpu" else None
+        pool = self._pool.setdefault(device_type, [])
+        while len(pool) < self.warm_workers + 1:
+            worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit)
+            worker.start()  # Popen returns at once: the interpreter starts while the judge works
+            pool.append(worker)
+        return pool.pop(0)
+
+    def _reference(self, suite: Suite, judge: Judge) -> ReferenceService:
+        key = (str(suite.root), judge.task.id, str(judge.device), tuple(sorted(judge.overrides.items())),
+               judge.repetitions, self.options.seeds)
+        if key in self._references:
+            self._references.move_to_end(key)
+            return self._references[key]
+        while len(self._references) >= self.max_references:
+            _, old = self._references.popitem(last=False)
+            old.close()
+        ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
+                               self._new_dir("reference"), judge.repetitions)
+        self._references[key] = ref
+        return ref
+
+    def _drop(self, ref: ReferenceService | None) -> None:
+        for key, held in list(self._references.items()):
+            if held is ref:
+                del self._references[key]
+                held.close()
+
+    def score(self, suite: Suite, task_id: str, kernel_path: Path | str, device: str = "auto") -> Score:
+        task = suite.task(task_id)
+        requested = device if device != "auto" else self.options.device
+        resolved = resolve_device(requested, task, suite)
+        judge = Judge(suite, task, Path(kernel_path), resolved, self.options)
+        judge.reference = self._reference(suite, judge)
+        worker = self._kernel_worker(resolved.type)
+        judge.kernel_worker = worker
+        try:
+            return judge.run()
+        except ScorerBroken:
+            self._drop(judge.reference)
+            raise
+        finally:
+            shutil.rmtree(worker.dirs.workdir.parent, ignore_errors=True)
