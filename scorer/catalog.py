@@ -57,7 +57,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "builtin functions, or the scorer's own functions.",
             "Static: assignments/setattr on attributes of imported modules and classes. Runtime: identities of "
             "the clock, CUDA events, the torch/stdlib functions the worker uses and every scorer function are "
-            "captured at arm() and compared after each phase; event times above the enclosing host time."),
+            "captured at arm() and compared after each phase; event times above the enclosing host time. Native: "
+            "load_inline sources naming C-API function internals (PyMethodDef, ml_meth, vectorcall), mprotect or "
+            "dlsym; the judge re-reads the clock's C structures and code in the worker's memory against a "
+            "fingerprint taken before the import, and scans the shared objects the kernel loaded."),
     Pattern("identity-kernel", "semantic", "reject", ("dynamic",),
             "Copies an input to the output.",
             "On a failed comparison, an output allclose to a same-shaped input (while the reference is not) "
@@ -96,7 +99,8 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("harness-introspection", "integrity", "reject", ("static", "dynamic"),
             "Walks frames, gc, sys.modules or inspect, opens files, or uses ctypes/sockets to reach the "
             "reference, the scorer or its result channel.",
-            "Static: frame/gc/inspect/importlib/ctypes/fd/file/exec access and scorer imports. Runtime: an audit "
+            "Static: frame/gc/inspect/importlib/ctypes/fd/file/exec access and scorer imports; ptrace, "
+            "process_vm_writev, /proc/<pid>/mem or PR_SET_DUMPABLE in native sources. Runtime: an audit "
             "hook records such events when kernel.py's own code (directly or via the standard library) raised them."),
     Pattern("try-fallback", "shortcut", "reject", ("static",),
             "A try/except that falls back to the reference or a library op when the kernel fails.",

@@ -260,6 +260,30 @@ _STREAM_JOINS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream(
                            "torch.accelerator.synchronize"})
 _STREAM_JOIN_METHODS = frozenset({"wait_stream", "wait_event", "synchronize"})
 _CPP_MARKERS = re.compile(r"#\s*include|__global__|TORCH_LIBRARY|PYBIND11_MODULE|torch::Tensor|at::Tensor")
+# Native code that tampers with the process (docs/HACKS.md, "Native tampering"). An extension runs
+# in the kernel's process, so it can rewrite the C function behind time.perf_counter or torch's
+# Event.elapsed_time (ml_meth of the PyMethodDef, the vectorcall slot of the function object) while
+# Python still sees the same objects. No honest kernel touches these; they are judged in every string
+# of the file (and in constant-folded string expressions), since a load_inline source can come from
+# any of them. An honest extension binds its functions with load_inline(functions=...) or pybind11,
+# so even a hand-written PyMethodDef table is rejected.
+_NATIVE_TAMPER = (
+    (re.compile(r"\b(?:PyMethodDef|PyCFunctionObject|PyCMethodObject|PyMethodDescrObject|PyMethodDescr_Type"
+                r"|PyCFunction_Type|ml_meth|m_ml|d_method|\w*vectorcall\w*|tp_call|PyCFunction_GET_FUNCTION"
+                r"|PyCFunction_GetFunction)\b"),
+     "timer-patching", "Python C-API function internals: rewriting them replaces the clock's C code behind the same object"),
+    (re.compile(r"\b(?:mprotect|pkey_mprotect|PROT_EXEC)\b"),
+     "timer-patching", "changes memory protection, so machine code (the clock, CUDA events) can be rewritten"),
+    (re.compile(r"\b(?:dlsym|dlvsym|dlopen|RTLD_NEXT|RTLD_DEFAULT)\b|\bLD_PRELOAD\b"),
+     "timer-patching", "looks up or interposes native functions by name (the clock, the CUDA runtime or driver)"),
+    (re.compile(r"/proc/[\w%{}]+/mem\b|\b(?:ptrace|PTRACE_\w+|process_vm_writev|process_vm_readv|prctl|PR_SET_DUMPABLE)\b"),
+     "harness-introspection", "reads or writes process memory, or hides the process from the judge's audit"),
+)
+# The scorer's clock named inside native source (a C++ lookup of the function it then rewrites).
+_NATIVE_CLOCK_NAMES = re.compile(r"\b(?:perf_counter(?:_ns)?|monotonic(?:_ns)?|elapsed_time|_cuda_synchronize|_CudaEventBase"
+                                 r"|clock_gettime|cudaEventElapsedTime\w*|cuEventElapsedTime\w*)\b")
+_C_LIKE = re.compile(r"#\s*include|__global__|TORCH_LIBRARY|PYBIND11_MODULE|torch::Tensor|at::Tensor|PyObject|\bPy_\w+"
+                     r"|extern\s+\"C\"|#\s*define|\bstatic\s+[\w:<>]+[\s*&]+\w+\s*\(")
 
 
 @dataclass
@@ -943,6 +967,7 @@ class _Analyzer:
     # --- CUDA C++ --------------------------------------------------------------------------------
 
     def scan_cpp_strings(self) -> None:
+        self.scan_native_tampering()
         for sub in ast.walk(self.tree):
             if not (isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) > 20):
                 continue
@@ -968,6 +993,52 @@ class _Analyzer:
                 self.add(pattern, key_node, f"C++ {snippet}",
                          "library compute (ATen/cuBLAS/cuDNN) inside an extension; write the kernel")
 
+
+    def native_source_nodes(self) -> set[ast.AST]:
+        """Expressions passed as load_inline/load sources (directly or through a module-level name)."""
+        assigned: dict[str, list[ast.AST]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        assigned.setdefault(t.id, []).append(node.value)
+        out: set[ast.AST] = set()
+        for call in ast.walk(self.tree):
+            if not isinstance(call, ast.Call):
+                continue
+            name = self.resolve(call.func) or ""
+            if not name.rsplit(".", 1)[-1] in ("load_inline", "load_cpp_inline"):
+                continue
+            args = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
+            for a in args:
+                for v in [a] + assigned.get(a.id, []) if isinstance(a, ast.Name) else [a]:
+                    out.update(e for e in ast.walk(v) if isinstance(e, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)))
+        return out
+
+    def scan_native_tampering(self) -> None:
+        native = self.native_source_nodes()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            elif isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)) and \
+                    not isinstance(self.parents.get(node), (ast.BinOp, ast.JoinedStr)):
+                text = _fold_str(node)  # "ml_" + "meth": the pieces alone name nothing
+                if text is None or isinstance(node, ast.Call) and text == "":
+                    continue
+            else:
+                continue
+            c_like = node in native or bool(_C_LIKE.search(text))
+            code = _strip_cpp_comments(text) if c_like else text
+            checks = list(_NATIVE_TAMPER)
+            if c_like:
+                checks.append((_NATIVE_CLOCK_NAMES, "timer-patching",
+                               "native code that names the scorer's clock (to look it up and rewrite it)"))
+            for regex, pattern, why in checks:  # one finding per string and kind, naming every token
+                hits = list(regex.finditer(code))
+                if hits:
+                    line = getattr(node, "lineno", 0) + code.count("\n", 0, hits[0].start())
+                    tokens = ", ".join(dict.fromkeys(m.group(0) for m in hits))
+                    self.add(pattern, ast.Constant(value=None, lineno=line), f"native source naming {tokens}", why)
 
 # --- helpers ------------------------------------------------------------------------------------
 
