@@ -16,8 +16,8 @@ import torch
 from scorer.taskload import as_output_list
 
 # Slabs of one batch take at most this share of the device's free memory, and this many bytes.
-SLAB_SHARE = 0.25
-SLAB_CAP_BYTES = 16 << 30
+SLAB_SHARE = 0.1
+SLAB_CAP_BYTES = 4 << 30
 MIN_CALLS = 3
 MAX_CALLS = {"cuda": 4096, "cpu": 32}
 TARGET_MS = {"cuda": 200.0, "cpu": 50.0}
@@ -28,7 +28,10 @@ def batch_calls(device_type: str, call_ms: float, out_bytes: int, free_bytes: in
     wanted = int(TARGET_MS[device_type] / max(call_ms, 1e-3)) + 1
     calls = max(MIN_CALLS, min(MAX_CALLS[device_type], wanted))
     if free_bytes is not None and out_bytes > 0:
-        calls = min(calls, int(min(SLAB_SHARE * free_bytes, SLAB_CAP_BYTES) // out_bytes))
+        # Outputs of published-size tasks are gigabytes: they get MIN_CALLS rows where a fifth of
+        # the free memory allows it, whatever the cap.
+        budget = max(min(SLAB_SHARE * free_bytes, SLAB_CAP_BYTES), min(MIN_CALLS * out_bytes, 0.2 * free_bytes))
+        calls = min(calls, int(budget // out_bytes))
     return max(1, calls)
 
 

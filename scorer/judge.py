@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import torch
 
-from scorer import dynamic_checks, static_checks
+from scorer import dynamic_checks, native_audit, static_checks
 from scorer.catalog import Finding
 from scorer.compare import Rule
 from scorer.errors import ScorerBroken, ScorerUserError
@@ -160,6 +160,14 @@ def _shipped(reply: Frame) -> tuple[dict[str, Any], Any]:
     return {}, reply.payload
 
 
+@dataclass(frozen=True)
+class NativeWatch:
+    pid: int
+    fingerprint: dict[str, Any]
+    readable: bool
+    mapped_before: set[str]
+
+
 class Judge:
     def __init__(self, suite: Suite, task: Task, kernel_path: Path, device: torch.device, options: ScoreOptions,
                  reference: ReferenceService | None = None, kernel_worker: WorkerProcess | None = None) -> None:
@@ -172,6 +180,7 @@ class Judge:
         self.durations: dict[str, float] = {}
         self.reference = reference
         self.kernel_worker = kernel_worker
+        self._native: NativeWatch | None = None
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -251,7 +260,7 @@ class Judge:
         with hold_gpu(ref.gpu_key(), shared=True):
             self._load(worker, ref, score)
             outcome = self._correctness(worker, ref)
-        self._record(score, outcome.findings)
+        self._record(score, outcome.findings + self._native_findings())
         score.correctness = outcome.result
         if outcome.failure:
             score.error = outcome.failure
@@ -260,7 +269,7 @@ class Judge:
         baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
         kernel = self._time_kernel(worker, ref)
         score.timing = self._timing_result(baseline, kernel)
-        self._record(score, self._timing_findings(kernel, score.timing, score.environment))
+        self._record(score, self._timing_findings(kernel, score.timing, score.environment) + self._native_findings())
         if score.hacks:
             return
         base_ms = score.timing.baseline_ms or 0.0
@@ -296,12 +305,27 @@ class Judge:
         setup = {"op": "setup", "task_path": str(self.task.path), "device": str(self.device),
                  "overrides": self.overrides, "alt_overrides": [a["overrides"] for a in plan.alt_shapes],
                  "init_seed": plan.init_seed, "policy": self.suite.policy.to_dict()}
-        self._ask(worker, "kernel_setup", setup, None, self.options.load_s)
+        reply = self._ask(worker, "kernel_setup", setup, None, self.options.load_s)
+        # Read by the judge while the worker is still trusted (kernel.py not imported yet).
+        assert worker.proc is not None
+        pid = worker.proc.pid
+        fingerprint = reply.header.get("timers") if isinstance(reply.header.get("timers"), dict) else {}
+        self._native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
         kernel_copy = worker.dirs.workdir / "kernel.py"
         shutil.copyfile(self.kernel_path, kernel_copy)
         reply = self._ask(worker, "load", {"op": "load", "kernel_path": str(kernel_copy)}, None, self.options.load_s)
         with _untrusted_reply("load"):
             self._record(score, [Finding(**f) for f in reply.header.get("findings", [])])
+
+    def _native_findings(self) -> list[Finding]:
+        """What native code in the kernel's process changed in the clock's callables, and which
+        tampering-capable objects it loaded (scorer/native_audit.py), read from this process."""
+        watch = self._native
+        if watch is None or not watch.readable:
+            return []
+        with self._stage("native_audit"):
+            return native_audit.audit_timers(watch.pid, watch.fingerprint) + \
+                native_audit.scan_new_objects(watch.pid, watch.mapped_before)
 
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan

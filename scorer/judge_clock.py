@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from scorer.catalog import Finding
 
-# The threshold keeps a margin above the largest honest bound / reported ratio measured: the H200
-# clean corpus and suites (docs/GPU_RESULTS.md, session 5) on CUDA; on a CPU the reported times and
-# the batch run at different moments of a shared, noisy machine (a 2-core CI box measured honest
-# ratios up to 4.6 under load from compiles beside it), so the bar is wider there. Forged clocks in
-# the attack corpus read 1/8 of the real time.
-RATIO = {"cuda": 2.0, "cpu": 6.0}
-SLACK_MS = {"cuda": 0.05, "cpu": 0.5}
+# The threshold keeps a margin above the honest bound / reported figures measured. On the H200
+# (docs/GPU_RESULTS.md, session 5) kernels of 0.3 ms and more measured ratios of 0.7-1.9; small
+# ones are host-bound in the batch (Python launch overhead, 0.2-0.4 ms a call in the kernel's
+# worker), up to 0.47 ms for a 0.068 ms swish: SLACK_MS covers that. On a CPU the reported times
+# and the batch run at different moments of a shared, noisy machine (a 2-core box measured honest
+# ratios up to 4.6 with compiles running beside it). Forged clocks in the corpus read 1/8.
+RATIO = {"cuda": 2.5, "cpu": 4.0}
+SLACK_MS = {"cuda": 0.25, "cpu": 0.5}
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,12 @@ def _meta_sizes(module: Any, init_seed: int) -> tuple[int, int, int]:
 
 
 def needed_bytes(in_bytes: int, weights: int, out_bytes: int, seeds: int, fp64: bool) -> int:
-    per_worker = in_bytes + weights
+    # The reference worker: weights and one input set; the kernel's: weights, input set 0, the
+    # current set and its snapshot for the mutation check.
+    workers = 2 * weights + 4 * in_bytes
     retained = (seeds + seeds + 2) * out_bytes  # reference outputs; kernel trials (+ repeat, refill)
     wide = 2 * (in_bytes + weights + out_bytes) if fp64 else 0
-    return 2 * per_worker + retained + wide
+    return workers + retained + wide
 
 
 def seeds_that_fit(module: Any, init_seed: int, seeds: int, device: torch.device, fp64: bool) -> tuple[int, str | None]:
@@ -61,7 +63,10 @@ def seeds_that_fit(module: Any, init_seed: int, seeds: int, device: torch.device
         in_bytes, weights, out_bytes = _meta_sizes(module, init_seed)
     except Exception:
         return seeds, None  # a task the meta device cannot build is measured by running it
-    total = torch.cuda.mem_get_info(device)[1]
+    return choose_seeds(in_bytes, weights, out_bytes, seeds, torch.cuda.mem_get_info(device)[1], fp64)
+
+
+def choose_seeds(in_bytes: int, weights: int, out_bytes: int, seeds: int, total: int, fp64: bool) -> tuple[int, str | None]:
     usable = _USABLE_SHARE * total
     for n in range(seeds, MIN_SEEDS - 1, -1):
         if needed_bytes(in_bytes, weights, out_bytes, n, fp64) <= usable:

@@ -82,6 +82,12 @@ class ReferenceRole:
         if self.device.type == "cuda":
             self.clock.cuda_sync(self.device)
 
+    def _release(self) -> None:
+        """Hands cached blocks back to the driver: the kernel's worker shares this GPU."""
+        if self.device.type == "cuda":
+            self.clock.cuda_sync(self.device)
+            torch.cuda.empty_cache()
+
     def _variant(self, task_path: Path, overrides: dict[str, Any], init_seed: int, seeds: list[int],
                  fp64: bool, name: str) -> Variant:
         module = load_module(task_path, name, overrides)
@@ -129,6 +135,7 @@ class ReferenceRole:
                                        f"kernelarena_task_alt{i}") for i, alt in enumerate(header.get("alt_shapes", []))]
         except torch.OutOfMemoryError as exc:
             return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
+        self._release()
         first = self.main.sets[0].outputs
         env = collect_environment(self.device)
         free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
@@ -162,7 +169,8 @@ class ReferenceRole:
                                            self.task.get("dtype"), self.task.get("category"))
         except _MALFORMED as exc:  # the call records came from the kernel's process
             return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None
-        self._sync()
+        del outputs
+        self._release()
         return {"ok": True, "outcome": outcome.to_dict()}, None
 
     def compare_timed(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
@@ -233,7 +241,7 @@ class ReferenceRole:
         self.bstate.expected = batch_mod.gather(self.bstate.slabs, self.bstate.positions)
         self.bstate.challenge = {int(r): [s[int(r)].clone() for s in self.bstate.slabs] for r in header["challenge"]}
         self.bstate.slabs = []
-        self._sync()
+        self._release()
         return {"ok": True}, None
 
     def attach(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
@@ -268,6 +276,8 @@ class ReferenceRole:
     def verify_batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.bstate is not None
         findings = batch_findings(self.bstate, self.rule)
+        self.bstate.kernel_slabs, self.bstate.kernel_samples = [], []
+        self._release()
         self.bstate = BatchState(self.bstate.seeds, positions=self.bstate.positions, expected=self.bstate.expected,
                                 challenge=self.bstate.challenge)
         return {"ok": True, "findings": [f.to_dict() for f in findings]}, None

@@ -62,12 +62,15 @@ def _options(device: str) -> ScoreOptions:
 
 _SESSIONS = threading.local()
 _ALL_SESSIONS: list[ScoringSession] = []
+# References a thread's session keeps: the demo scores each task 3 times; suite tasks come once
+# each, and a kept reference holds its outputs on the GPU that other scorings need.
+_MAX_REFERENCES = [1]
 
 
 def _session(device: str) -> ScoringSession:
     """One scoring session per thread (warm kernel workers, the references of the last tasks)."""
     if not hasattr(_SESSIONS, "session"):
-        _SESSIONS.session = ScoringSession(_options(device), max_references=4)
+        _SESSIONS.session = ScoringSession(_options(device), max_references=_MAX_REFERENCES[0])
         _ALL_SESSIONS.append(_SESSIONS.session)
     return _SESSIONS.session
 
@@ -358,8 +361,10 @@ def main() -> None:
             if part == "ceilings":
                 lines, peaks = part_ceilings(args.out, args.device)
             elif part == "demo":
+                _MAX_REFERENCES[0] = 4
                 lines = part_demo(args.out, args.device, args.demo_workers, budget)
             elif part == "suites":
+                _MAX_REFERENCES[0] = 1
                 only = {t for t in args.tasks.split(",") if t}
                 lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
             elif part in ("attacks", "clean"):

@@ -17,6 +17,7 @@ from scorer import ScoreOptions, score_kernel
 from scorer.aggregate import KernelResult, SuiteSummary, summarize
 from scorer.errors import ScorerBroken
 from scorer.score import Score
+from scorer.session import ScoringSession
 from scorer.suites import Suite, load_suite
 
 log = get_logger("kernelarena.score")
@@ -72,20 +73,23 @@ def collect_solutions(suite: Suite, root: Path) -> dict[str, dict[str, Path]]:
 
 def score_tree(suite: Suite, root: Path, options: ScoreOptions, as_json: bool) -> None:
     tree = collect_solutions(suite, root)
-    summaries: dict[str, SuiteSummary] = {}
-    scores: dict[str, list[dict[str, object]]] = {}
-    for model, kernels in tree.items():
-        results = []
-        for task, path in kernels.items():
-            score = score_kernel(suite, task, path, device=options.device, options=options)
-            if path.parent.is_dir():
-                score.write(path.parent / "score.json")
-            log.info("scored", model=model, task=task, verdict=score.verdict, speedup=score.speedup)
-            if not as_json:
-                typer.echo(f"{model}  {_score_line(score)}", err=True)
-            results.append(KernelResult(task, score.verdict, score.speedup))
-            scores.setdefault(model, []).append(score.to_dict())
-        summaries[model] = summarize(results)
+    results: dict[str, list[KernelResult]] = {m: [] for m in tree}
+    scores: dict[str, list[dict[str, object]]] = {m: [] for m in tree}
+    tasks = sorted({t for kernels in tree.values() for t in kernels})
+    # Task by task, so every model's kernel of a task is scored against one prepared reference.
+    with ScoringSession(options) as session:
+        for task in tasks:
+            for model, kernels in tree.items():
+                path = kernels[task]
+                score = session.score(suite, task, path, device=options.device)
+                if path.parent.is_dir():
+                    score.write(path.parent / "score.json")
+                log.info("scored", model=model, task=task, verdict=score.verdict, speedup=score.speedup)
+                if not as_json:
+                    typer.echo(f"{model}  {_score_line(score)}", err=True)
+                results[model].append(KernelResult(task, score.verdict, score.speedup))
+                scores[model].append(score.to_dict())
+    summaries: dict[str, SuiteSummary] = {m: summarize(r) for m, r in results.items()}
     if as_json:
         typer.echo(json.dumps({m: {"summary": s.to_dict(), "scores": scores[m]} for m, s in summaries.items()}, indent=2, default=str))
         return

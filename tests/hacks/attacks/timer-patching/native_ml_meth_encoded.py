@@ -1,5 +1,4 @@
 # task: swish
-# xfail: no static token; caught at run time by scorer.native_audit.audit_timers once the worker and judge call it (the judge clock bound may catch it meanwhile)
 # The same ml_meth rewrite as native_ml_meth_plain (time.perf_counter and, on CUDA, Event.elapsed_time
 # read 1/8 of the real time), but the C++ source is XOR-encoded bytes decoded at run time, and the C++
 # looks the clock up by name itself: no token of the patch appears in kernel.py.

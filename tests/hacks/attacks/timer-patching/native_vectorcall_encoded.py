@@ -1,5 +1,4 @@
 # task: swish
-# xfail: no static token; caught at run time by scorer.native_audit.audit_timers once the worker and judge call it (the judge clock bound may catch it meanwhile)
 # Patches the vectorcall slot of the time.perf_counter function object (its PyMethodDef is left
 # alone) and, on CUDA, swaps the descriptor of Event.elapsed_time onto a copied PyMethodDef with
 # another C function: both read 1/8 of the real time. The C++ source is stored reversed and

@@ -1,0 +1,76 @@
+"""The judge's own clock bound (scorer/judge_clock.py), the batch's verification (reference_role.
+batch_findings) and the memory fit (scorer/memory.py), on CPU tensors."""
+
+from __future__ import annotations
+
+import torch
+
+from scorer.compare import Rule
+from scorer.judge_clock import BatchClock, clock_findings, reported_ms
+from scorer.memory import choose_seeds, needed_bytes
+from scorer.reference_role import BatchState, batch_findings
+
+RULE = Rule(1e-3, 1e-3, False)
+
+
+def test_bound_subtracts_round_trips_and_per_call_overhead() -> None:
+    clock = BatchClock(calls=100, total_ms=112.0, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=0.1)
+    assert abs(clock.bound_ms() - 1.0) < 1e-9  # (112 - 2) / 100 - 0.1
+    assert BatchClock(10, 1.0, 1.0, 2, 0.5).bound_ms() == 0.0  # never negative
+
+
+def test_forged_times_are_rejected_and_honest_ones_pass() -> None:
+    clock = BatchClock(calls=50, total_ms=51.0, round_trip_ms=0.5, round_trips=2, overhead_ms_per_call=0.0)  # 1 ms a call
+    honest = [0.95] * 20
+    forged = [t / 8 for t in honest]
+    assert clock_findings(honest, clock, "cuda") == []
+    found = clock_findings(forged, clock, "cuda")
+    assert [f.pattern for f in found] == ["timer-patching"] and "judge's own clock" in found[0].evidence
+    # The upper quartile is held against the bound: a few slow reps do not lift a forged median.
+    assert reported_ms([1.0, 1.0, 1.0, 9.0]) == 1.0 and reported_ms([]) is None
+    assert clock_findings(forged[:15] + [5.0] * 2, clock, "cuda") != []
+
+
+def _state(kernel_rows: torch.Tensor, reference_rows: torch.Tensor, challenge: list[int]) -> BatchState:
+    positions = [torch.tensor([0, 3, 5])]
+    state = BatchState(seeds=list(range(reference_rows.shape[0])), positions=positions)
+    state.expected = [reference_rows.reshape(reference_rows.shape[0], -1)[:, positions[0]]]
+    state.challenge = {r: [reference_rows[r].clone()] for r in challenge}
+    state.kernel_slabs = [kernel_rows]
+    state.kernel_samples = [kernel_rows.reshape(kernel_rows.shape[0], -1)[:, positions[0]].clone()]
+    return state
+
+
+def test_batch_rows_are_checked_at_the_secret_positions() -> None:
+    ref = torch.randn(6, 2, 4)
+    assert batch_findings(_state(ref.clone(), ref, [1, 4]), RULE) == []
+    skipped = ref.clone()
+    skipped[3] = ref[2]  # one call returned an earlier call's output
+    found = batch_findings(_state(skipped, ref, [1]), RULE)
+    assert found and found[0].pattern == "caching-memoization" and "[3]" in found[0].evidence
+    # A kernel batch shorter than the reference's (it asked for fewer calls) is checked on its rows.
+    assert batch_findings(_state(ref[:4].clone(), ref, [1, 5]), RULE) == []
+
+
+def test_a_row_finished_after_the_clock_stopped_is_caught() -> None:
+    ref = torch.randn(4, 8)
+    late = ref.clone()
+    state = _state(late, ref, [2])
+    late[2] = ref[2] + 1.0  # rewritten after the samples were read: samples match, the row no longer does
+    found = batch_findings(state, RULE)
+    assert found and found[0].pattern == "caching-memoization"
+    late = ref.clone()
+    state = _state(late, ref, [2])
+    late[2, 1] = ref[2, 1] + 5e-4  # a change inside the tolerance at an unsampled position...
+    late[2, 0] = ref[2, 0] + 5e-4  # ...and at a sampled one, after the clock: still a different row
+    assert [f.pattern for f in batch_findings(state, RULE)] == ["timer-patching"]
+
+
+def test_memory_fit_drops_seeds_then_refuses_with_the_sizes() -> None:
+    gb = 10**9
+    assert choose_seeds(gb, 0, gb, 5, 200 * gb, True) == (5, None)
+    n, why = choose_seeds(8 * gb, 0, 8 * gb, 5, 143 * gb, True)
+    assert 2 <= n < 5 and why is None
+    n, why = choose_seeds(40 * gb, 0, 40 * gb, 5, 143 * gb, True)
+    assert n == 0 and why is not None and "needs" in why and "the device has 143.0 GB" in why
+    assert needed_bytes(1, 0, 1, 2, False) < needed_bytes(1, 0, 1, 3, False)
