@@ -362,7 +362,7 @@ class Judge:
         with _untrusted_reply("timing"):
             findings = [Finding(**f) for f in h.get("findings", [])]
             shipped, payload = _shipped(reply)
-            with self._stage("timed_checks"):
+            with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
                 checked = ref.request("compare_timed", {"op": "compare_timed", **shipped}, payload).header
             findings += [Finding(**f) for f in checked.get("findings", [])]
             times = [float(t) for t in h["times_ms"]]
@@ -380,21 +380,24 @@ class Judge:
         plan, prepared = ref.plan, ref.prepare()
         calls = min(len(plan.batch_seeds), batch_calls(self.device.type, reported_ms, prepared.output_bytes,
                                                        prepared.free_bytes))
-        reply = self._ask(worker, "batch_setup", {"op": "batch_setup", "calls": calls,
-                                                  "output_specs": prepared.output_specs}, None, self.options.timing_s)
-        with _untrusted_reply("batch"):
+        with _untrusted_reply("batch"), hold_gpu(ref.gpu_key()):
+            reply = self._ask(worker, "batch_setup", {"op": "batch_setup", "calls": calls, "warm_seed": plan.warm_seed,
+                                                      "output_specs": prepared.output_specs}, None, self.options.timing_s)
             shipped, _ = _shipped(reply)
             if shipped:
                 ref.request("batch_attach", {"op": "attach", **shipped})
-            with hold_gpu(ref.gpu_key()):
-                t0 = time.perf_counter()
-                reply = self._ask(worker, "batch", {"op": "batch", "seeds": plan.batch_seeds[:calls]}, None,
-                                  self.options.timing_s)
-                sampled = ref.request("batch_sample", {"op": "sample"}, reply.payload).header
-                total_ms = (time.perf_counter() - t0) * 1e3
+            # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
+            # follows it at once, with the GPU held by this scoring alone.
+            t0 = time.perf_counter()
+            reply = self._ask(worker, "batch", {"op": "batch", "seeds": plan.batch_seeds[:calls]}, None,
+                              self.options.timing_s)
+            sampled = ref.request("batch_sample", {"op": "sample"}, reply.payload).header
+            total_ms = (time.perf_counter() - t0) * 1e3
+        with _untrusted_reply("batch"):
             if sampled.get("error"):
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
-            verdict = ref.request("batch_verify", {"op": "verify_batch"}).header
+            with hold_gpu(ref.gpu_key(), shared=True):
+                verdict = ref.request("batch_verify", {"op": "verify_batch"}).header
             findings = [Finding(**f) for f in verdict.get("findings", [])]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call), findings
 

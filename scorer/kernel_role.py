@@ -374,7 +374,9 @@ class KernelRole:
         self.slabs = batch_mod.make_slabs(int(header["calls"]), _specs(header["output_specs"]), self.device)
         for slab in self.slabs:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
-        self._sync()
+        assert self.model is not None and self.main is not None
+        main, warm_seed = self.main, int(header["warm_seed"])
+        batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None

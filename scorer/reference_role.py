@@ -115,6 +115,11 @@ class ReferenceRole:
         # published-size task is gigabytes.
         return lambda: make_inputs(module, seed, self.device)
 
+    def environment(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        """The device's identity (its UUID keys the GPU lock) before anything runs on it."""
+        self.device = torch.device(header["device"])
+        return {"ok": True, "environment": collect_environment(self.device)}, None
+
     def prepare(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         self.device = torch.device(header["device"])
         self.task = dict(header.get("task", {}))
@@ -219,7 +224,8 @@ class ReferenceRole:
         specs = [(list(t.shape), t.dtype) for t in self.main.sets[0].outputs]
         self.bstate = BatchState([int(s) for s in header["seeds"]][:calls])
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
-        self._sync()
+        module, seed = self.main.module, self.main.seeds[0]
+        batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync)
         return {"ok": True}, None
 
     def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:

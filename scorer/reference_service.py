@@ -84,18 +84,20 @@ class ReferenceService:
         self.baseline_clock: BatchClock | None = None
         self.overhead_ms_per_call = 0.0
         self.rtt_ms = 0.0
+        self._device_env: dict[str, Any] = {}
         self.durations: dict[str, float] = {}
 
     def close(self) -> None:
         self.worker.close()
 
     def gpu_key(self) -> str | None:
-        if self.device.type != "cuda" or self.prepared is None:
+        """The GPU lock's key: the device's UUID, known before anything of the task runs on it."""
+        if self.device.type != "cuda":
             return None
         import os
 
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-        return str(self.prepared.environment.get("gpu_uuid") or f"cuda-{visible}")
+        return str(self._device_env.get("gpu_uuid") or f"cuda-{visible}")
 
     def request(self, stage: str, header: dict[str, Any], payload: Any = None, timeout_s: float | None = None) -> Frame:
         start = time.perf_counter()
@@ -118,13 +120,17 @@ class ReferenceService:
         if self.prepared is not None:
             return self.prepared
         self.request("reference_spawn", {"op": "ping"})
+        self._device_env = dict(self.request("reference_spawn", {"op": "environment", "device": str(self.device)})
+                                .header.get("environment", {}))
         t = self.task.tolerance
         header = {"op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
                   "overrides": self.overrides, "init_seed": self.plan.init_seed, "seeds": self.plan.seeds,
                   "alt_shapes": self.plan.alt_shapes, "fp64": self.task.dtype in (None, "float32"),
                   "rule": {"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
                   "task": {"dtype": self.task.dtype, "category": self.task.category}}
-        h = self.request("reference", header).header
+        # Shared: another scorer's timing must not run beside this GPU work (nor this beside it).
+        with hold_gpu(self.gpu_key(), shared=True):
+            h = self.request("reference", header).header
         self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
         env = dict(h.get("environment", {}))
         env["init_seed"] = self.plan.init_seed
@@ -170,7 +176,8 @@ class ReferenceService:
             overhead_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "regen"}, timeout_s=timeout))
             self.overhead_ms_per_call = max(0.0, (overhead_ms - rtt) / calls)
             total_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout))
-        self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63), "challenge": self.plan.challenge})
+        with hold_gpu(self.gpu_key(), shared=True):
+            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63), "challenge": self.plan.challenge})
         self.baseline_clock = BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call)
         self.rtt_ms = rtt
         return self.baseline_clock

@@ -39,7 +39,7 @@ def _role_handlers(role: str) -> dict[str, Handler]:
         from scorer.reference_role import ReferenceRole
 
         ref = ReferenceRole(_CLOCK)
-        return {"prepare": ref.prepare, "time": ref.time, "compare": ref.compare, "compare_timed": ref.compare_timed,
+        return {"environment": ref.environment, "prepare": ref.prepare, "time": ref.time, "compare": ref.compare, "compare_timed": ref.compare_timed,
                 "batch_setup": ref.batch_setup, "batch": ref.batch, "batch_collect": ref.batch_collect,
                 "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
     from scorer.kernel_role import KernelRole
