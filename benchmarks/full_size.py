@@ -3,8 +3,8 @@ memory and peak disk use.
 
     python benchmarks/full_size.py [--folder benchmarks/kernelbench_full/level1] [--tasks 23_Softmax,...]
 
-Each task is scored once, fresh (score_kernel, no session), with its solution in
-FOLDER/../solutions/<task>.py. Host memory: the largest resident set of the judge and of any of its
+Each task is scored once, fresh (score_kernel, no session), with the size-independent solution of
+the CPU test folder, tests/suites/kernelbench_format/level1/solutions/<task>/kernel.py. Host memory: the largest resident set of the judge and of any of its
 worker processes. Disk: the scoring's temporary folder (TMPDIR is pointed at a fresh one), polled.
 Needs a CUDA GPU with room for the tensors (a 4096 x 393216 fp32 tensor is 6.4 GB).
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+SOLUTIONS = ROOT / "tests/suites/kernelbench_format/level1/solutions"
 
 
 def _folder_bytes(path: Path) -> int:
@@ -82,7 +83,7 @@ def main() -> int:
         watcher = threading.Thread(target=poll, daemon=True)
         watcher.start()
         t0 = time.perf_counter()
-        score = score_kernel(suite, task_id, args.folder.parent / "solutions" / f"{task_id}.py", device="cuda",
+        score = score_kernel(suite, task_id, SOLUTIONS / task_id / "kernel.py", device="cuda",
                              options=ScoreOptions(device="cuda"))
         wall = time.perf_counter() - t0
         stop.set()

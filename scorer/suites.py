@@ -41,7 +41,7 @@ class TimingRule:
     warmup: int = 10
     repetitions: int = 100
     flush_l2: bool = True
-    # Distinct input sets rotated through the timed loop (fresh data each iteration).
+    # Accepted for old manifests, no longer used: every timed repetition draws fresh inputs of its own.
     input_sets: int = 4
 
 

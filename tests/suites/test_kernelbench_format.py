@@ -155,7 +155,7 @@ def _resized(suite: Suite, task_id: str, shapes: dict[str, object], alts: list[d
 ])
 def test_full_size_solutions_pass_at_small_sizes(task_id: str, shapes: dict[str, object], alts: list[dict[str, object]]) -> None:
     suite = _resized(load_suite(FULL / "level1"), task_id, shapes, alts)
-    score = score_file(suite, task_id, FULL / "solutions" / f"{task_id}.py", skip_timing=True, seeds=2)
+    score = score_file(suite, task_id, FOLDER / "solutions" / task_id / "kernel.py", skip_timing=True, seeds=2)
     assert score.verdict == "passed", score.error
     assert score.hacks == []
     assert score.correctness is not None and score.correctness.passed == score.correctness.trials
