@@ -13,6 +13,7 @@ worker read outside the allocation it names (torch checks the view against the s
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import torch
@@ -21,6 +22,11 @@ _DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.float16, torc
                                 torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128,
                                 getattr(torch, "float8_e4m3fn", torch.float32), getattr(torch, "float8_e5m2", torch.float32))}
 _AS_PLAIN = torch.Tensor.as_subclass
+# torch's producer-side reference counter: a shared-memory file named /torch_<pid>_<n>_<n> holding
+# CUDA_IPC_REF_COUNTER_FILE_SIZE counters; opening any other file, or a counter past its end, is
+# refused before the driver or torch sees it.
+_RC_NAME = re.compile(rb"^/torch_\d+_\d+_\d+$")
+_RC_COUNTERS = 10000
 
 
 class ShareError(ValueError):
@@ -65,6 +71,13 @@ def _open_one(desc: Any, device: torch.device) -> torch.Tensor:
         raise ShareError(f"descriptor names device {desc.get('device')}, expected {device.index or 0}")
     if math.prod(shape) == 0:
         return torch.empty(shape, dtype=dtype, device=device)
+    try:
+        rc_name = bytes.fromhex(str(desc.get("rc_handle", "")))
+        rc_offset = int(desc.get("rc_offset", -1))
+    except ValueError:
+        raise ShareError("descriptor reference counter is not hex") from None
+    if not _RC_NAME.match(rc_name) or not 0 <= rc_offset < _RC_COUNTERS:
+        raise ShareError("descriptor reference counter is not one torch made")
     try:
         storage = torch.UntypedStorage._new_shared_cuda(
             int(desc["device"]), bytes.fromhex(str(desc["handle"])), size, int(desc["offset_bytes"]),

