@@ -376,7 +376,8 @@ class KernelRole:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
         assert self.model is not None and self.main is not None
         main, warm_seed = self.main, int(header["warm_seed"])
-        batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.clock.perf_counter)
+        batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
+                          self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None

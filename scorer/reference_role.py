@@ -225,7 +225,8 @@ class ReferenceRole:
         self.bstate = BatchState([int(s) for s in header["seeds"]][:calls])
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
         module, seed = self.main.module, self.main.seeds[0]
-        batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync)
+        batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync,
+                          self.device.type)
         return {"ok": True}, None
 
     def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
