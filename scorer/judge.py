@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,8 +26,7 @@ import torch
 
 from scorer import dynamic_checks, native_audit, static_checks
 from scorer.catalog import Finding
-from scorer.compare import Rule
-from scorer.errors import ScorerBroken, ScorerUserError
+from scorer.errors import ScorerUserError
 from scorer.evaluate import CorrectnessOutcome
 from scorer.batch import batch_calls
 from scorer.gpu_lock import hold_gpu

@@ -9,7 +9,7 @@ from scorer.evaluate import ReferenceSet, _extra_trial_findings
 
 class _Ref:
     def __init__(self, expected):
-        self.sets = [ReferenceSet(inputs=[], outputs=[expected], outputs_fp64=None)]
+        self.sets = [ReferenceSet(inputs=lambda: [], outputs=[expected], outputs_fp64=None)]
         self.alt = []
 
 
