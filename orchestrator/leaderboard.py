@@ -9,6 +9,10 @@ only decides what goes in:
 - a failed trial (no verdict) is an incorrect kernel; pending or running trials are left out
   (the summary says how many finished of how many planned);
 - `solved` counts tasks with at least one correct sample.
+
+Confidence intervals (`orchestrator.bootstrap`): a paired bootstrap over tasks, and over samples
+within a task, of the same results; `score_ci`, `geomean_ci` (95 % percentile intervals) and
+`order_confidence` (share of resamples in which a row ranks above the row below it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from rich.table import Table
 
+from orchestrator.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, bootstrap
 from orchestrator.index import Index
 from orchestrator.ledger import TrialRow
 from scorer.aggregate import KernelResult, summarize
@@ -50,6 +55,18 @@ class ModelSummary(BaseModel):
     dollars: float
     tokens_per_solved: float | None
     dollars_per_solved: float | None
+    score_ci: tuple[float, float] | None = None
+    """95 % bootstrap percentile interval of `score` (None without finished trials or bootstrap)."""
+    geomean_ci: tuple[float, float] | None = None
+    order_confidence: float | None = None
+    """Share of bootstrap resamples in which this row ranks above the next one (None for the last)."""
+
+
+class BootstrapInfo(BaseModel):
+    resamples: int
+    seed: int
+    level: float
+    method: str = "paired percentile bootstrap over tasks, and over samples within a task"
 
 
 class TrialCell(BaseModel):
@@ -74,6 +91,7 @@ class Leaderboard(BaseModel):
     name: str
     models: list[ModelSummary]
     kernels: list[KernelEntry]
+    bootstrap: BootstrapInfo | None = None
 
 
 def _finished(row: TrialRow) -> bool:
@@ -120,7 +138,29 @@ def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow
     )
 
 
-def build_leaderboard(index: Index) -> Leaderboard:
+def task_results(rows: list[TrialRow]) -> dict[tuple[str, str], list[KernelResult]]:
+    """A model's finished trials as the bootstrap's input: (suite, task) -> its samples' results,
+    the same results (failed trials as incorrect kernels) that `summarize_model` scores."""
+    out: dict[tuple[str, str], list[KernelResult]] = defaultdict(list)
+    for r in sorted((r for r in rows if _finished(r)), key=lambda r: (r.suite, r.task, r.sample)):
+        out[(r.suite, r.task)].append(_kernel_result(r))
+    return dict(out)
+
+
+def add_intervals(summaries: list[ModelSummary], rows_by_model: dict[str, list[TrialRow]],
+                  resamples: int, seed: int) -> None:
+    """Fill in the ranked summaries' intervals and adjacent-rank order confidences."""
+    result = bootstrap([task_results(rows_by_model.get(s.model, [])) for s in summaries], resamples, seed)
+    for i, s in enumerate(summaries):
+        if s.finished:
+            s.score_ci = result.score_ci(i)
+            s.geomean_ci = result.geomean_ci(i)
+        if i + 1 < len(summaries):
+            s.order_confidence = result.order_confidence(i, i + 1)
+
+
+def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Leaderboard:
+    """`resamples=0` leaves the bootstrap out."""
     rows_by_model: dict[str, list[TrialRow]] = defaultdict(list)
     kernels: dict[tuple[str, str], list[TrialCell]] = {}
     for row in index.trials:
@@ -135,8 +175,11 @@ def build_leaderboard(index: Index) -> Leaderboard:
         for name, entry in index.models.items()
     ]
     summaries.sort(key=lambda s: (-s.score, -s.pass_at_1, s.model))
+    if resamples:
+        add_intervals(summaries, rows_by_model, resamples, seed)
     return Leaderboard(
         name=index.name,
+        bootstrap=BootstrapInfo(resamples=resamples, seed=seed, level=LEVEL) if resamples else None,
         models=summaries,
         kernels=[KernelEntry(suite=s, task=t, cells=sorted(c, key=lambda c: (c.model, c.sample)))
                  for (s, t), c in kernels.items()],
@@ -155,15 +198,21 @@ def fmt_speedup(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if value == 0 or abs(value) >= 10 ** (1 - digits) else f"{value:.2g}"
 
 
+def fmt_interval(ci: tuple[float, float] | None, digits: int = 2) -> str:
+    return "-" if ci is None else f"[{fmt_speedup(ci[0], digits)}, {fmt_speedup(ci[1], digits)}]"
+
+
 SUMMARY_COLUMNS = ("model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
-                   "fast_1.0", "fast_1.5", "score", "hacks", "tokens/solved", "$/solved", "finished")
+                   "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
+                   "hacks", "tokens/solved", "$/solved", "finished")
 
 
 def summary_cells(s: ModelSummary) -> list[str]:
     return [
         s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
-        fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]),
-        fmt_speedup(s.score, 3), str(s.hacks), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
+        fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
+        fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score, 3), fmt_interval(s.score_ci, 3),
+        fmt(s.order_confidence), str(s.hacks), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
         f"{s.finished}/{s.planned}",
     ]
 
@@ -199,9 +248,10 @@ def render_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=1) + "\n"
 
 
-COMPACT_COLUMNS = ("model", "solved", "pass@1", "mean x", "median x", "score", "hacks", "finished")
+COMPACT_COLUMNS = ("model", "solved", "pass@1", "mean x", "median x", "score", "score 95% CI",
+                   "P(rank holds)", "hacks", "finished")
 # Below this many terminal columns the full table is squeezed into unreadable ellipses.
-FULL_TABLE_WIDTH = 150
+FULL_TABLE_WIDTH = 210
 
 
 def render_rich_table(board: Leaderboard, width: int | None = None) -> Table:
@@ -211,7 +261,7 @@ def render_rich_table(board: Leaderboard, width: int | None = None) -> Table:
     keep = [SUMMARY_COLUMNS.index(c) for c in columns]
     table = Table(title=f"Leaderboard: {board.name}")
     for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "harness") else "right")
+        table.add_column(col, justify="left" if col in ("model", "harness") else "right", no_wrap="CI" in col)
     for s in board.models:
         cells = summary_cells(s)
         table.add_row(*(cells[i] for i in keep))

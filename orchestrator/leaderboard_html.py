@@ -21,9 +21,10 @@ td:first-child,th:first-child{text-align:left}
 code{font-size:.9em}
 """
 
-# Sorts numerically when both cells parse as numbers (leading number of "3/4" or "x1.23" too).
+# Sorts numerically when both cells parse as numbers (leading number of "3/4", "x1.23" or an
+# interval's "[0.41, 1.20]" too).
 _JS = """
-function key(t){var m=t.replace(/^x/,'').match(/^-?[0-9.]+/);return m?parseFloat(m[0]):t.toLowerCase()}
+function key(t){var m=t.replace(/^[x\[]/,'').match(/^-?[0-9.]+/);return m?parseFloat(m[0]):t.toLowerCase()}
 document.querySelectorAll('table.sortable th').forEach(function(th,i){th.addEventListener('click',function(){
 var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
 rows.sort(function(a,b){var x=key(a.cells[i].innerText),y=key(b.cells[i].innerText);
@@ -86,12 +87,20 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> s
 
     overview = _table("kernels", ["kernel", *models], overview_rows)
     title = f"KernelArena leaderboard: {board.name}"
+    intervals = (
+        f"<p>95% CI: percentile interval over {board.bootstrap.resamples} bootstrap resamples (seed "
+        f"{board.bootstrap.seed}) of the tasks, and of the samples within a task, drawn alike for every "
+        "model. P(rank holds): share of resamples in which a model ranks above the one below it "
+        "(ties count one half).</p>"
+        if board.bootstrap else ""
+    )
     return (
         f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
         f"<style>{_CSS}</style></head><body id=\"top\"><h1>{escape(title)}</h1>"
         "<p>score = mean speedup x median speedup x pass@1; an incorrect or failed kernel counts "
         "speedup 0 in the mean and median; the geometric mean is over correct kernels. "
         "Click a column header to sort.</p>"
+        f"{intervals}"
         f"<h2>Models</h2>{summary}<h2>Kernels</h2>{overview}<h2>Per kernel</h2>{''.join(sections)}"
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -15,8 +15,8 @@ from rich.console import Console
 from kernelarena.errors import UserError
 
 FORMATS = ("table", "json", "md", "html")
-# The summary table has 14 columns; squeezed into 80 it becomes unreadable ellipses.
-MIN_TABLE_WIDTH = 160
+# The summary table has 17 columns; squeezed into 80 it becomes unreadable ellipses.
+MIN_TABLE_WIDTH = 220
 
 
 def wide_console() -> Console:
@@ -65,22 +65,26 @@ def leaderboard(
     sweep_dir: Annotated[Path, typer.Argument(help="A sweep folder (holds index.json).")],
     fmt: Annotated[str, typer.Option("--format", help="table, json, md or html.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap's random draws.")] = 0,
 ) -> None:
-    """Per-model suite scores and per-kernel verdicts of a sweep."""
+    """Per-model suite scores (with bootstrap 95% intervals) and per-kernel verdicts of a sweep."""
     from orchestrator.index import load_index
     from orchestrator.leaderboard import build_leaderboard, render_json, render_markdown, render_rich_table
     from orchestrator.leaderboard_html import render_html
 
     if fmt not in FORMATS:
         raise UserError(f"unknown --format '{fmt}'; use one of {', '.join(FORMATS)}")
-    board = build_leaderboard(load_index(sweep_dir))
+    if resamples < 0:
+        raise UserError(f"--bootstrap must be 0 (no intervals) or a positive number of resamples, not {resamples}")
+    board = build_leaderboard(load_index(sweep_dir), resamples=resamples, seed=seed)
     if fmt == "table":
         if out is None:
             console = wide_console()
             console.print(render_rich_table(board, width=console.width))
             return
         with out.open("w", encoding="utf-8") as fh:
-            Console(file=fh, width=200).print(render_rich_table(board))
+            Console(file=fh, width=220).print(render_rich_table(board))
         return
     text = {"json": render_json, "md": render_markdown}.get(fmt, lambda b: render_html(b, sweep_dir, out))(board)
     if out is None:
