@@ -7,13 +7,16 @@ check that only exists on a GPU such as the roofline). An attack's pattern is it
 
 from __future__ import annotations
 
+import atexit
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.catalog import get_pattern
 from scorer.options import ScoreOptions
 from scorer.score import Score
+from scorer.session import ScoringSession
 from scorer.suites import Suite, load_suite
 
 HERE = Path(__file__).resolve().parent
@@ -78,11 +81,28 @@ def quick_options(device: str) -> ScoreOptions:
     return ScoreOptions(device=device, seeds=2, warmup=3, repetitions=20)
 
 
-def score_entry(entry: Entry, device: str, options: ScoreOptions | None = None) -> Score:
-    from scorer import score_kernel
+_LOCAL = threading.local()
+_OPEN: list[ScoringSession] = []
 
-    return score_kernel(suite_for(entry), entry.task, entry.path, device=device,
-                        options=options or quick_options(device))
+
+def _session(options: ScoreOptions) -> ScoringSession:
+    """One scoring session per thread and options, as a sweep scores: the references of the corpus
+    tasks are prepared once, and each entry still gets a fresh kernel worker of its own."""
+    sessions = _LOCAL.__dict__.setdefault("sessions", {})
+    if options not in sessions:
+        sessions[options] = ScoringSession(options, max_references=4)
+        _OPEN.append(sessions[options])
+    return sessions[options]
+
+
+@atexit.register
+def _close_sessions() -> None:
+    for session in _OPEN:
+        session.close()
+
+
+def score_entry(entry: Entry, device: str, options: ScoreOptions | None = None) -> Score:
+    return _session(options or quick_options(device)).score(suite_for(entry), entry.task, entry.path, device=device)
 
 
 def caught(entry: Entry, score: Score) -> bool:
