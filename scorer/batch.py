@@ -20,9 +20,11 @@ SLAB_SHARE = 0.1
 SLAB_CAP_BYTES = 4 << 30
 MIN_CALLS = 3
 MAX_CALLS = {"cuda": 4096, "cpu": 8}
-# On a CPU the interpreted Triton kernels of the tests take 10-100 ms a call: a few calls resolve
-# that, and the CPU test suite scores a few hundred kernels.
-TARGET_MS = {"cuda": 200.0, "cpu": 20.0}
+# On a GPU 100 ms is a thousand times the judge's round-trip jitter (~0.05 ms), and every other
+# scorer on the GPU waits while a batch holds it. On a CPU the interpreted Triton kernels of the
+# tests take 10-100 ms a call: a few calls resolve that, and the CPU test suite scores a few
+# hundred kernels.
+TARGET_MS = {"cuda": 100.0, "cpu": 20.0}
 
 
 def batch_calls(device_type: str, call_ms: float, out_bytes: int, free_bytes: int | None) -> int:

@@ -45,6 +45,10 @@ _PR_SET_DUMPABLE = 4
 # library compute on a share f of the timed calls goes unseen with probability (1 - f) ** N; to move
 # the median f must be at least 1/2, so 6 calls leave it under 2%.
 _WATCHED_REPS = 6
+# A bound that reads too slow is measured again on fresh secret seeds, and the fastest batch
+# counts: each batch is real, verified work, so the fastest is still a bound, while an honest
+# kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
+_BATCH_TRIES = 3
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
 
@@ -241,7 +245,9 @@ class Judge:
                     worker.start()
                 self._score_with(worker, ref, source, score, will_time)
             finally:
-                worker.close()
+                # A dying CUDA context frees its memory on the GPU: not while another scorer times.
+                with hold_gpu(ref.gpu_key() if ref.prepared is not None else None, shared=True):
+                    worker.close()
                 if self.reference is None:
                     ref.close()
                 for stage, seconds in ref.durations.items():
@@ -272,14 +278,26 @@ class Judge:
         if score.hacks:
             return
         base_ms = score.timing.baseline_ms or 0.0
+        times = score.timing.kernel_times_ms
         with self._stage("judge_clock"):
             base_clock = ref.baseline_batch(base_ms)
-            kernel_clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0)
-        self._record(score, batch_findings)
-        score.timing.judge_calls = kernel_clock.calls
-        score.timing.judge_bound_ms = kernel_clock.bound_ms()
+            best: BatchClock | None = None
+            for batch in range(_BATCH_TRIES):
+                if batch:
+                    ref.fresh_batch()
+                clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0)
+                self._record(score, batch_findings)
+                if batch_findings:
+                    return
+                best = clock if best is None or clock.bound_ms() < best.bound_ms() else best
+                score.timing.judge_batches = batch + 1
+                if not clock_findings(times, best, self.device.type):
+                    break
+        assert best is not None
+        score.timing.judge_calls = best.calls
+        score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
-        self._record(score, clock_findings(score.timing.kernel_times_ms, kernel_clock, self.device.type))
+        self._record(score, clock_findings(times, best, self.device.type))
 
     # --- kernel worker ----------------------------------------------------------------------
     def _ask(self, worker: WorkerProcess, stage: str, header: dict[str, Any], payload: Any, timeout_s: float) -> Any:

@@ -22,7 +22,7 @@ import torch
 
 from scorer import dynamic_checks, native_audit
 from scorer.catalog import Finding
-from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels
+from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
 from scorer import batch as batch_mod
 from scorer.device_gate import make_gate
 from scorer.device_share import share
@@ -265,6 +265,7 @@ class KernelRole:
                 return profiled(fn) if use_profiler else fn()
 
         record = self._call(self.model, args, specs, "seed-0", watched)
+        stop_counting()
         if record.error is None:
             record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
             record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))

@@ -65,7 +65,7 @@ class Prepared:
 
 class ReferenceService:
     def __init__(self, suite: Suite, task: Task, device: Any, options: ScoreOptions, overrides: dict[str, Any],
-                 base: Path, repetitions: int) -> None:
+                 base: Path, repetitions: int, worker: WorkerProcess | None = None) -> None:
         self.suite, self.task, self.device, self.options = suite, task, device, options
         self.overrides = overrides
         chance = secrets.SystemRandom()
@@ -77,8 +77,10 @@ class ReferenceService:
             rep_seeds=[secrets.randbits(31) for _ in range(repetitions)], warm_seed=secrets.randbits(31),
             keep_reps=sorted(chance.sample(range(repetitions), min(2, repetitions))),
         )
-        self.worker = WorkerProcess("reference", WorkerDirs.create(base, "reference"))
-        self.worker.start()
+        # A session hands over a worker it started ahead (torch imported while other work ran).
+        self.worker = worker or WorkerProcess("reference", WorkerDirs.create(base, "reference"))
+        if self.worker.proc is None:
+            self.worker.start()
         self.prepared: Prepared | None = None
         self.baseline: TimingFigures | None = None
         self.baseline_clock: BatchClock | None = None
@@ -88,7 +90,9 @@ class ReferenceService:
         self.durations: dict[str, float] = {}
 
     def close(self) -> None:
-        self.worker.close()
+        # A dying CUDA context frees its memory on the GPU: not while another scorer times there.
+        with hold_gpu(self.gpu_key() if self._device_env else None, shared=True):
+            self.worker.close()
 
     def gpu_key(self) -> str | None:
         """The GPU lock's key: the device's UUID, known before anything of the task runs on it."""
@@ -163,12 +167,7 @@ class ReferenceService:
             return self.baseline_clock
         prepared = self.prepare()
         calls = batch_calls(self.device.type, baseline_ms, prepared.output_bytes, prepared.free_bytes)
-        self.plan.batch_seeds = [secrets.randbits(31) for _ in range(calls)]
-        # One challenged row among the first MIN_CALLS (every kernel's batch has those) and one
-        # anywhere; every row is also read at the secret positions.
-        chance = secrets.SystemRandom()
-        first = chance.randrange(min(MIN_CALLS, calls))
-        self.plan.challenge = sorted({first, chance.randrange(calls)})
+        self._draw_batch_seeds(calls)
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
@@ -181,6 +180,28 @@ class ReferenceService:
         self.baseline_clock = BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call)
         self.rtt_ms = rtt
         return self.baseline_clock
+
+    def _draw_batch_seeds(self, calls: int) -> None:
+        self.plan.batch_seeds = [secrets.randbits(31) for _ in range(calls)]
+        # One challenged row among the first MIN_CALLS (every kernel's batch has those) and one
+        # anywhere; every row is also read at the secret positions.
+        chance = secrets.SystemRandom()
+        first = chance.randrange(min(MIN_CALLS, calls))
+        self.plan.challenge = sorted({first, chance.randrange(calls)})
+
+    def fresh_batch(self) -> None:
+        """New secret seeds, positions and challenged rows for another kernel batch, with the
+        reference's values there (its batch on them, untimed). A kernel's second batch must not
+        see the first one's inputs again: it could return outputs it cached from them."""
+        assert self.baseline_clock is not None, "baseline_batch first"
+        self._draw_batch_seeds(len(self.plan.batch_seeds))
+        timeout = self.options.timing_s
+        with hold_gpu(self.gpu_key(), shared=True):
+            self.request("reference_batch", {"op": "batch_setup", "calls": len(self.plan.batch_seeds),
+                                             "seeds": self.plan.batch_seeds})
+            self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout)
+            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63),
+                                             "challenge": self.plan.challenge})
 
     @staticmethod
     def _timed(call: Any) -> float:

@@ -44,6 +44,7 @@ class TimingResult:
     # The judge's own clock (scorer/judge_clock.py): ms a call over `judge_calls` back-to-back
     # verified calls on fresh inputs, for the kernel and for the baseline.
     judge_calls: int = 0
+    judge_batches: int = 0  # batches the bound took (another, on fresh seeds, when one read too slow)
     judge_bound_ms: float | None = None
     baseline_judge_bound_ms: float | None = None
 

@@ -4,8 +4,9 @@ A scoring of one kernel spends most of its wall time on things that do not depen
 starting a Python with torch and triton imported, and preparing the task's reference (inputs,
 outputs, the float64 sample, the baseline's timing and judge-clocked batch). A session keeps the
 reference of the tasks it scored last (their secret seeds drawn once for the session, so the
-baseline is measured once), and keeps kernel workers started ahead: each kernel still gets a
-fresh process of its own that no other kernel ever uses, and it is killed when that kernel is done.
+baseline is measured once), and keeps kernel workers started ahead (and, once it has met a new
+task, a reference worker for the next one): each kernel still gets a fresh process of its own that
+no other kernel ever uses, and it is killed when that kernel is done.
 Not thread-safe: one session per thread.
 """
 
@@ -36,6 +37,7 @@ class ScoringSession:
         os.chmod(self.base, 0o700)
         self._references: OrderedDict[tuple[Any, ...], ReferenceService] = OrderedDict()
         self._pool: dict[str, list[WorkerProcess]] = {}
+        self._spare_reference: WorkerProcess | None = None
         self._count = 0
         _deny_same_user_access()
 
@@ -52,9 +54,12 @@ class ScoringSession:
             for workers in self._pool.values():
                 for w in workers:
                     w.close()
+            if self._spare_reference is not None:
+                self._spare_reference.close()
         finally:
             self._references.clear()
             self._pool.clear()
+            self._spare_reference = None
             shutil.rmtree(self.base, ignore_errors=True)
 
     def _new_dir(self, role: str) -> Path:
@@ -82,9 +87,20 @@ class ScoringSession:
             _, old = self._references.popitem(last=False)
             old.close()
         ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
-                               self._new_dir("reference"), judge.repetitions)
+                               self._new_dir("reference"), judge.repetitions, worker=self._reference_worker())
         self._references[key] = ref
         return ref
+
+    def _reference_worker(self) -> WorkerProcess | None:
+        """The reference worker started when the last new task came (none the first time), and
+        a spare started now for the next new task: a session that meets a new task once starts
+        one reference worker ahead, not one per scoring."""
+        worker, self._spare_reference = self._spare_reference, None
+        if self.warm_workers:
+            spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"))
+            spare.start()
+            self._spare_reference = spare
+        return worker
 
     def _drop(self, ref: ReferenceService | None) -> None:
         for key, held in list(self._references.items()):

@@ -29,7 +29,13 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
         # Each kernel had a worker of its own, dead once its kernel was scored; one waits warm.
         warm = session._pool["cpu"]
         assert len(warm) == 1 and warm[0].proc.poll() is None
+        # Meeting swish started a reference worker ahead for the next new task; row_sum gets it.
+        spare = session._spare_reference
+        assert spare is not None and spare.proc.poll() is None
         other = session.score(demo, "row_sum", demo.tasks["row_sum"].solution, device="cpu")
         assert other.verdict == "passed", other.error
         assert len(session._references) == 1  # max_references=1: swish's reference was closed
         assert ref.worker.proc.poll() is not None
+        (row_sum_ref,) = session._references.values()
+        assert row_sum_ref.worker is spare and spare.proc.poll() is None
+    assert spare.proc.poll() is not None and session._spare_reference is None  # close() ends them all
