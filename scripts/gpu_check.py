@@ -11,6 +11,7 @@ Parts (run all by default, or pick with --parts):
   sweep     `kernelarena sweep` of the scripted models over the demo suite (process sandbox, GPU)
   full      benchmarks/full_size.py: published-size KernelBench-format problems, time, memory, disk
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
+  launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
@@ -380,6 +381,8 @@ def main() -> None:
                 lines = part_script(args.out, "full_size", "benchmarks/full_size.py", budget)
             elif part == "dobench":
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
+            elif part == "launch":
+                lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget)
             else:
                 lines = [f"unknown part {part}"]
         except Exception as exc:  # one broken part must not hide the others' results
