@@ -1,7 +1,9 @@
 """The attack and clean kernel corpus: discovery from file headers, and scoring one entry.
 
 Each file carries its own metadata in leading comments: `# task: ID` (required), `# suite: PATH`
-(default: the demo suite), `# xfail: WHY` (a known gap) and `# gpu-only` (needs CUDA: load_inline, streams, CUDA graphs, or a
+(default: the demo suite), `# xfail: WHY` (a known gap), `# neutralized: WHY` (the protocol leaves the
+attack nothing to gain: it must pass at its real speed, with no finding of its pattern, which it
+would draw if it still gained) and `# gpu-only` (needs CUDA: load_inline, streams, CUDA graphs, or a
 check that only exists on a GPU such as the roofline). An attack's pattern is its folder name.
 """
 
@@ -23,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 ATTACKS = HERE / "attacks"
 CLEAN = HERE / "clean"
-_HEADER = re.compile(r"^#\s*(task|suite|xfail):\s*(.+?)\s*$|^#\s*(gpu-only)\b", re.M)
+_HEADER = re.compile(r"^#\s*(task|suite|xfail|neutralized):\s*(.+?)\s*$|^#\s*(gpu-only)\b", re.M)
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Entry:
     gpu_only: bool
     pattern: str | None  # None for clean kernels
     xfail: str | None = None  # a known gap, with the change that closes it
+    neutralized: str | None = None  # why the attack can no longer gain anything
 
     @property
     def name(self) -> str:
@@ -54,7 +57,7 @@ def _entry(path: Path, pattern: str | None) -> Entry:
     suite = meta.get("suite", "demo")
     if suite != "demo":
         suite = str((REPO / suite).resolve())
-    return Entry(path, meta["task"], suite, gpu_only, pattern, meta.get("xfail"))
+    return Entry(path, meta["task"], suite, gpu_only, pattern, meta.get("xfail"), meta.get("neutralized"))
 
 
 def attack_entries() -> list[Entry]:
@@ -107,8 +110,11 @@ def score_entry(entry: Entry, device: str, options: ScoreOptions | None = None) 
 
 def caught(entry: Entry, score: Score) -> bool:
     """An attack is caught when its own pattern is reported with the severity the catalog gives it
-    (reject patterns also need the hack_detected verdict)."""
+    (reject patterns also need the hack_detected verdict). A neutralized attack holds when it
+    passes with no finding of its pattern: a finding would mean it still gains what it aimed at."""
     assert entry.pattern is not None
+    if entry.neutralized:
+        return score.verdict == "passed" and not any(f["pattern"] == entry.pattern for f in score.hacks + score.flags)
     if get_pattern(entry.pattern).severity == "flag":
         return any(f["pattern"] == entry.pattern for f in score.flags)
     return score.verdict == "hack_detected" and any(h["pattern"] == entry.pattern for h in score.hacks)

@@ -46,6 +46,8 @@ def test_attack_is_caught(entry) -> None:
     assert caught(entry, score), summary
     reported = [h for h in score.hacks + score.flags if h["pattern"] == entry.pattern]
     assert all(h["evidence"] for h in reported)
+    if entry.neutralized:
+        return
     if get_pattern(entry.pattern).severity == "flag":
         assert score.verdict == "passed", summary  # a flag keeps the score
 

@@ -171,17 +171,22 @@ def test_shared_outputs_open_in_another_process() -> None:
         proc.wait(timeout=60)
 
 
-def test_judge_bound_holds_the_demo_solutions() -> None:
-    """On the GPU the judge's clock passes each honest demo solution (its verdict holds the bound's
-    check) and sees its work (a bound of at least a good part of the event median)."""
+def test_judge_bound_holds_honest_solutions() -> None:
+    """On the GPU the judge's clock passes honest solutions (the verdict holds the bound's check);
+    where a call is device-bound (half a millisecond and more) the bound sees the work: at least
+    half the event median. Small kernels' batches are host-bound and their bound may read 0, which
+    only makes the check permissive (docs/SCORER.md, the judge's clock)."""
     from scorer.session import ScoringSession
     from scorer.suites import load_suite
 
-    demo = load_suite("demo")
+    cases = [("demo", "swish", False), ("demo", "softmax", False),
+             ("kernelbench", "level1_1_square_matmul", True), ("kernelbench", "level3_9_rmsnorm_attention_block", True)]
     with ScoringSession(ScoreOptions(device="cuda", repetitions=30, warmup=3)) as session:
-        for task in ("swish", "softmax"):
-            score = session.score(demo, task, demo.tasks[task].solution, device="cuda")
-            assert score.verdict == "passed", score.error
+        for suite_name, task, device_bound in cases:
+            suite = load_suite(suite_name)
+            score = session.score(suite, task, suite.tasks[task].solution, device="cuda")
+            assert score.verdict == "passed", (task, score.error)
             t = score.timing
             assert t is not None and t.judge_calls >= 3 and t.judge_bound_ms is not None and t.kernel_ms
-            assert t.judge_bound_ms > 0.3 * t.kernel_ms, (t.judge_bound_ms, t.kernel_ms)
+            if device_bound:
+                assert t.judge_bound_ms > 0.5 * t.kernel_ms, (task, t.judge_bound_ms, t.kernel_ms)
