@@ -30,7 +30,14 @@ top_k = 2
 
 
 def get_inputs():
-    return [torch.randn(num_tokens, num_experts) * 2.0]
+    # Distinct logits in every row: a random permutation of levels 0.05 apart, jittered by less
+    # than the spacing, scaled by a per-row temperature and shifted. With plain randn, a few of the
+    # 131072 rows hold two equal values at the top-k boundary, where the chosen expert is a
+    # tie-break, not a right answer.
+    levels = torch.argsort(torch.rand(num_tokens, num_experts), dim=-1).to(torch.float32) * 0.05
+    jitter = torch.rand(num_tokens, num_experts) * 0.04
+    temperature = 0.5 + 2.0 * torch.rand(num_tokens, 1)
+    return [(levels + jitter) * temperature + torch.randn(num_tokens, 1) * 2.0]
 
 
 def get_init_inputs():
