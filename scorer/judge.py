@@ -408,8 +408,11 @@ class Judge:
             t0 = time.perf_counter()
             reply = self._ask(worker, "batch", {"op": "batch", "seeds": plan.batch_seeds[:calls]}, None,
                               self.options.timing_s)
+            # On a CPU the slabs arrived with the reply, read into the judge's private memory: what the
+            # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
+            host_copy_ms = (time.perf_counter() - t0) * 1e3 if self.device.type == "cpu" else None
             sampled = ref.request("batch_sample", {"op": "sample"}, reply.payload).header
-            total_ms = (time.perf_counter() - t0) * 1e3
+            total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
             if sampled.get("error"):
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
