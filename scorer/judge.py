@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -183,6 +183,9 @@ class Judge:
         self.durations: dict[str, float] = {}
         self.reference = reference
         self.kernel_worker = kernel_worker
+        # Called right before the timed stages: a session lets the workers it started ahead finish
+        # starting, since an interpreter importing torch beside a timed stage slows what is timed.
+        self.before_timing: Callable[[], None] | None = None
         self._native: NativeWatch | None = None
 
     @contextmanager
@@ -271,6 +274,9 @@ class Judge:
             score.error = outcome.failure
         if not will_time or outcome.failure or score.hacks:
             return
+        if self.before_timing is not None:
+            with self._stage("settle"):
+                self.before_timing()
         baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
         kernel = self._time_kernel(worker, ref)
         score.timing = self._timing_result(baseline, kernel)

@@ -102,6 +102,19 @@ class ScoringSession:
             self._spare_reference = spare
         return worker
 
+    def _settle(self) -> None:
+        """Waits for the workers started ahead to finish their start-up, so none of it runs beside
+        a timed stage; one that died on the way is dropped (the next scoring starts another)."""
+        for workers in self._pool.values():
+            for w in list(workers):
+                if not w.wait_started(self.options.load_s):
+                    workers.remove(w)
+                    w.close()
+        spare = self._spare_reference
+        if spare is not None and not spare.wait_started(self.options.reference_s):
+            self._spare_reference = None
+            spare.close()
+
     def _drop(self, ref: ReferenceService | None) -> None:
         for key, held in list(self._references.items()):
             if held is ref:
@@ -116,6 +129,7 @@ class ScoringSession:
         judge.reference = self._reference(suite, judge)
         worker = self._kernel_worker(resolved.type)
         judge.kernel_worker = worker
+        judge.before_timing = self._settle
         try:
             return judge.run()
         except ScorerBroken:

@@ -110,6 +110,7 @@ class WorkerProcess:
         self.timed_out = False
         self.spool: Spool | None = None
         self._requests = 0
+        self._started = False
 
     def __enter__(self) -> "WorkerProcess":
         self.start()
@@ -158,6 +159,16 @@ class WorkerProcess:
         except ProtocolViolation as exc:
             self.kill()
             raise WorkerFailure("protocol", f"the worker broke the scorer protocol: {exc}") from None
+
+    def wait_started(self, timeout_s: float) -> bool:
+        """Waits until the worker answers (its imports done); False if it died on the way."""
+        if self._started:
+            return True
+        try:
+            self._started = bool(self.request({"op": "ping"}, None, timeout_s).header.get("ok"))
+        except WorkerFailure:
+            return False
+        return self._started
 
     def _wait_exit(self) -> int:
         assert self.proc is not None

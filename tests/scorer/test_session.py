@@ -32,6 +32,10 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
         # Meeting swish started a reference worker ahead for the next new task; row_sum gets it.
         spare = session._spare_reference
         assert spare is not None and spare.proc.poll() is None
+        # Both had finished starting before anything was timed: the wait is a stage of its own,
+        # and the workers answered it (the requests they served are counted).
+        assert "settle" in first.durations_s and "settle" in second.durations_s
+        assert warm[0]._requests == 1 and spare._requests == 1
         other = session.score(demo, "row_sum", demo.tasks["row_sum"].solution, device="cpu")
         assert other.verdict == "passed", other.error
         assert len(session._references) == 1  # max_references=1: swish's reference was closed
