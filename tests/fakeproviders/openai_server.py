@@ -118,6 +118,9 @@ class FakeOpenAIServer(FakeProviderServer):
         if pending:
             raise ProviderError(400, f"tool_call_ids without response messages: {', '.join(pending)}")
 
+    def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
+        return payload["usage"]["prompt_tokens"], payload["usage"]["completion_tokens"]
+
     def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
         number, body = request.number, request.body
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}

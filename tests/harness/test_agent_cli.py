@@ -1,0 +1,164 @@
+"""The real Claude Code and Codex CLIs in the agents image, run by harnesses `claude-code` and
+`codex` in a `--network none` container whose one route is our model proxy, against the fake
+providers (which speak the CLIs' streaming protocols). Scripted replies make each CLI run a
+command, write the demo suite's reference kernel and stop; the kernel is scored for real."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harnesses.trial import TrialOutcome
+from scorer.suites import load_suite
+from tests.fakeproviders import FakeAnthropicServer, Reply
+from tests.harness.helpers import assert_complete_transcript, events, tool_calls, trial
+
+KEY = "sk-real-provider-key-0123456789"
+KEY_ENV = "KA_AGENT_CLI_TEST_KEY"
+SOLUTION = load_suite("demo").task("swish").solution.read_text()
+# A command run by the agent that tries two other hosts: a public address and the Docker host.
+ESCAPE = ("python3 -c \"import socket\nfor host in ('1.1.1.1', '172.17.0.1'):\n    try:\n"
+          "        socket.create_connection((host, 443), timeout=5); print(host, 'CONNECTED')\n"
+          "    except OSError as exc:\n        print(host, 'failed:', exc)\"")
+
+
+@pytest.fixture(scope="module")
+def agents_image() -> None:
+    from sandbox.docker_client import daemon_answers
+    from sandbox.image import AGENTS_TAG, image_recipe
+
+    problem = None
+    if not daemon_answers():
+        problem = "no Docker daemon answers (start one: bash scripts/docker_up.sh)"
+    elif image_recipe(AGENTS_TAG) is None:
+        problem = f"image {AGENTS_TAG} missing (build it: kernelarena sandbox build-image --with claude-code,codex)"
+    if problem and os.environ.get("CI"):
+        pytest.fail(f"CI is set but the agent CLI tests cannot run: {problem}")
+    if problem:
+        pytest.skip(problem)
+
+
+def _turn(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+
+
+def claude_script(first_command: str):
+    steps = [
+        Reply.tool("Bash", {"command": first_command, "description": "look around"}, text="Looking around."),
+        Reply.tool("Write", {"file_path": "/workspace/kernel.py", "content": SOLUTION}),
+        Reply.say("kernel.py is written."),
+    ]
+    return lambda request: steps[min(_turn(request.body), len(steps) - 1)]
+
+
+async def run_claude(tmp_path: Path, monkeypatch, server: FakeAnthropicServer, **overrides: Any) -> TrialOutcome:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    return await trial(
+        tmp_path, "anthropic:claude-sonnet-4-5", harness="claude-code", backend="docker",
+        model_options={"base_url": server.base_url, "api_key_env": KEY_ENV, "max_retries": 1, "retry_base_s": 0.01},
+        **overrides,
+    )
+
+
+def model_turns(server: FakeAnthropicServer) -> list[Any]:
+    return [r for r in server.requests if r.path == "/v1/messages"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_claude_code_writes_a_passing_kernel_through_the_proxy(tmp_path: Path, monkeypatch, agents_image) -> None:
+    with FakeAnthropicServer(script=claude_script("ls"), api_key=KEY) as server:
+        outcome = await run_claude(tmp_path, monkeypatch, server)
+    assert outcome.verdict == "passed", outcome.error
+    assert outcome.exit_reason == "done"
+    evs = assert_complete_transcript(tmp_path)
+    assert [name for name, _ in tool_calls(evs)] == ["Bash", "Write"]
+    listing = next(e["payload"]["output"] for e in evs if e["type"] == "tool_result")
+    assert "reference.py" in listing and "PROMPT.md" in listing  # the CLI ran in the workspace
+    # Every model turn went through the proxy, and its count is the fake's own, exactly.
+    served_in = sum(s[1] for s in server.served)
+    served_out = sum(s[2] for s in server.served)
+    assert (outcome.turns, outcome.input_tokens, outcome.output_tokens) == (len(server.served), served_in, served_out)
+    assert len(model_turns(server)) == 3 == sum(1 for e in evs if e["type"] == "model_response")
+    # The provider got the real key; the container only ever had the dummy token.
+    assert all(r.headers.get("x-api-key") == KEY for r in model_turns(server))
+    text = (tmp_path / "transcript.jsonl").read_text()
+    assert KEY not in text
+    start = next(e["payload"] for e in evs if e.get("payload", {}).get("kind") == "cli_start")
+    assert start["base_url"].startswith("http://127.0.0.1:")
+    # Requests after the first record only what is new in the conversation.
+    requests = [e["payload"] for e in evs if e["type"] == "model_request"]
+    assert [r["first_index"] for r in requests] == [0, 1, 3]
+    assert "tools" in requests[0] and "tools" not in requests[1]
+    # The CLI's own session log is kept beside the transcript.
+    session = list((tmp_path / "cli_session").rglob("*.jsonl"))
+    assert session and any('"Write"' in p.read_text() for p in session)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_claude_code_is_cut_off_by_the_token_budget_and_its_kernel_scored(tmp_path: Path, monkeypatch, agents_image) -> None:
+    # Each request is ~22k input tokens: the third one finds 30k spent and is refused.
+    with FakeAnthropicServer(script=claude_script("ls"), api_key=KEY) as server:
+        outcome = await run_claude(tmp_path, monkeypatch, server, budget={"max_input_tokens": 30_000})
+    assert outcome.exit_reason == "budget:input_tokens"
+    assert outcome.verdict == "passed", outcome.error  # the kernel it had written is scored
+    assert len(model_turns(server)) == 2
+    evs = events(tmp_path)
+    budget = [e["payload"] for e in evs if e["type"] == "budget"]
+    assert budget and budget[0]["kind"] == "input_tokens" and budget[0]["enforced_by"] == "proxy"
+    assert budget[0]["used"] >= 30_000
+    end = evs[-1]["payload"]
+    assert end["exit_reason"] == "budget:input_tokens" and end["usage"]["input_tokens"] == sum(s[1] for s in server.served)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_agent_cannot_reach_any_other_host(tmp_path: Path, monkeypatch, agents_image) -> None:
+    with FakeAnthropicServer(script=claude_script(ESCAPE), api_key=KEY) as server:
+        outcome = await run_claude(tmp_path, monkeypatch, server)
+    assert outcome.verdict == "passed", outcome.error
+    evs = events(tmp_path)
+    output = next(e["payload"]["output"] for e in evs if e["type"] == "tool_result")
+    assert "CONNECTED" not in output
+    assert output.count("failed:") == 2, output  # both attempts recorded, with the OS's reason
+    assert "unreachable" in output.lower()
+    opened = next(e["payload"] for e in evs if e.get("payload", {}).get("role") == "agent")
+    assert opened["info"]["network_isolated"] is True
+
+
+def test_cli_stream_events_render_in_replay(tmp_path: Path) -> None:
+    """What the replay command shows of an agent CLI's transcript: its tool calls and results."""
+    from rich.console import Console
+
+    from harnesses.cli_streams import ClaudeStream
+    from harnesses.transcript import Transcript
+    from orchestrator.replay import render
+
+    with Transcript(tmp_path / "t.jsonl") as transcript:
+        transcript.event("trial_start", trial_id="t", spec={"model": "anthropic:x"}, harness="claude-code")
+        stream = ClaudeStream(transcript)
+        lines = [
+            {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                                            "input": {"command": "nvidia-smi"}}]}},
+            {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                                       "content": "no GPU here", "is_error": True}]}},
+        ]
+        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        stream.feed(data[:37])  # a line split across chunks is put back together
+        stream.feed(data[37:])
+        stream.close()
+        transcript.event("trial_end", exit_reason="done")
+    console = Console(record=True, width=120)
+    render(_read(tmp_path / "t.jsonl"), console)
+    shown = console.export_text()
+    assert "tool call · Bash · toolu_1" in shown and "nvidia-smi" in shown
+    assert "tool result · Bash" in shown and "no GPU here" in shown
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
