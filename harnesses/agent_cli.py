@@ -46,6 +46,7 @@ SOCKET_NAME = "proxy.sock"
 #: The agent's own files (forwarder, pid file, the CLI's home) live here, in the container's /tmp.
 AGENT_DIR = "/tmp/kernelarena-agent"
 AGENT_HOME = f"{AGENT_DIR}/home"
+CODEX_HOME = f"{AGENT_HOME}/.codex"
 SESSION_DIR = "cli_session"
 UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 FORWARDER = Path(__file__).resolve().parent / "proxy" / "forwarder.py"
@@ -235,7 +236,17 @@ class CodexHarness(AgentCLIHarness):
                 "--dangerously-bypass-approvals-and-sandbox", ctx.prompt]
 
     def environment(self, base_url: str, token: str) -> dict[str, str]:
-        return {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": token, "CODEX_HOME": f"{AGENT_HOME}/.codex"}
+        return {"OPENAI_API_KEY": token, "CODEX_HOME": CODEX_HOME}
+
+    async def prepare_home(self, ctx: TrialContext, base_url: str, model_name: str) -> None:
+        # Codex reads its base URL from a model provider in config.toml (OPENAI_BASE_URL is not
+        # honoured by the built-in provider, which would also try WebSockets first).
+        config = (
+            'model_provider = "kernelarena"\n\n[model_providers.kernelarena]\n'
+            'name = "KernelArena model proxy"\n'
+            f'base_url = "{base_url}"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+        )
+        await ctx.sandbox.write_file(f"{CODEX_HOME}/config.toml", config)
 
     def stream(self, ctx: TrialContext) -> StreamRecorder:
         return CodexStream(ctx.transcript, self.config.max_event_chars)

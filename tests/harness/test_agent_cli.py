@@ -15,6 +15,7 @@ import pytest
 from harnesses.trial import TrialOutcome
 from scorer.suites import load_suite
 from tests.fakeproviders import FakeAnthropicServer, Reply
+from tests.fakeproviders.openai_responses_server import FakeOpenAIResponsesServer
 from tests.harness.helpers import assert_complete_transcript, events, tool_calls, trial
 
 KEY = "sk-real-provider-key-0123456789"
@@ -129,6 +130,34 @@ async def test_agent_cannot_reach_any_other_host(tmp_path: Path, monkeypatch, ag
     assert "unreachable" in output.lower()
     opened = next(e["payload"] for e in evs if e.get("payload", {}).get("role") == "agent")
     assert opened["info"]["network_isolated"] is True
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_codex_writes_a_passing_kernel_through_the_proxy(tmp_path: Path, monkeypatch, agents_image) -> None:
+    write = f"cat > kernel.py <<'KERNEL_EOF'\n{SOLUTION}KERNEL_EOF\n"
+    steps = [Reply.tool("exec_command", {"cmd": "ls"}, text="Looking around."),
+             Reply.tool("exec_command", {"cmd": write}), Reply.say("kernel.py is written.")]
+    monkeypatch.setenv(KEY_ENV, KEY)
+    outputs = lambda body: sum(1 for item in body["input"] if item.get("type") == "function_call_output")  # noqa: E731
+    with FakeOpenAIResponsesServer(script=lambda r: steps[min(outputs(r.body), 2)], api_key=KEY) as server:
+        outcome = await trial(
+            tmp_path, "openai:gpt-5.4", harness="codex", backend="docker",
+            model_options={"base_url": server.base_url, "api_key_env": KEY_ENV, "max_retries": 0},
+        )
+    assert outcome.verdict == "passed", outcome.error
+    assert outcome.exit_reason == "done"
+    evs = assert_complete_transcript(tmp_path)
+    calls = tool_calls(evs)
+    assert [name for name, _ in calls] == ["shell", "shell"] and "KERNEL_EOF" in calls[1][1]["command"]
+    turns = [r for r in server.requests if r.path == "/v1/responses"]
+    assert len(turns) == 3 and all(r.headers.get("Authorization") == f"Bearer {KEY}" for r in turns)
+    served_in = sum(s[1] for s in server.served)
+    served_out = sum(s[2] for s in server.served)
+    assert (outcome.turns, outcome.input_tokens, outcome.output_tokens) == (3, served_in, served_out)
+    assert outcome.dollars is not None and outcome.dollars > 0  # priced as openai:gpt-5.4
+    assert KEY not in (tmp_path / "transcript.jsonl").read_text()
+    assert list((tmp_path / "cli_session").rglob("rollout-*.jsonl"))
 
 
 def test_cli_stream_events_render_in_replay(tmp_path: Path) -> None:
