@@ -208,13 +208,15 @@ class FakeProviderServer:
         return web.json_response(payload)
 
     @staticmethod
-    async def send_events(request: web.Request, events: list[tuple[str | None, dict[str, Any]]]) -> web.StreamResponse:
-        """``text/event-stream`` of (event name or None, data object) pairs, one write each."""
+    async def send_events(request: web.Request, events: list[tuple[str | None, dict[str, Any] | str]]) -> web.StreamResponse:
+        """``text/event-stream`` of (event name or None, data) pairs, one write each; a str
+        data (OpenAI's ``[DONE]``) is sent as it is."""
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
         for name, data in events:
             head = f"event: {name}\n" if name else ""
-            await response.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+            text = data if isinstance(data, str) else json.dumps(data)
+            await response.write(f"{head}data: {text}\n\n".encode())
         await response.write_eof()
         return response
 
