@@ -84,7 +84,8 @@ class ModelProxy:
         self.cut_off = asyncio.Event()
         self.requests = 0
         self.overhead_s: list[float] = []
-        """Per model turn: time spent in the proxy itself (total minus the provider's wait)."""
+        """Per model turn: the handler's time outside the upstream exchange (reading and checking
+        the request, transcript events, retry wrapper, usage)."""
         self._runner: web.AppRunner | None = None
         self._client: httpx.AsyncClient | None = None
         self._sent: list[Any] = []
@@ -129,6 +130,7 @@ class ModelProxy:
         return hmac.compare_digest(_credentials(request).encode(), self._token.encode())
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
         if request.method == "HEAD" and not _credentials(request):
             # Claude Code probes the base URL (HEAD /api/hello) without a key: forwarded bare.
             return await self._forward_other(request, b"", with_key=False)
@@ -145,9 +147,10 @@ class ModelProxy:
             parsed = None
         if not isinstance(parsed, dict):
             return _error(self.provider, 400, "the request body must be a JSON object")
-        return await self._model_turn(request, body, protocol, view_request(protocol, parsed))
+        return await self._model_turn(request, body, protocol, view_request(protocol, parsed), arrived)
 
-    async def _model_turn(self, request: web.Request, body: bytes, protocol: str, view: RequestView) -> web.StreamResponse:
+    async def _model_turn(self, request: web.Request, body: bytes, protocol: str, view: RequestView,
+                          arrived: float) -> web.StreamResponse:
         if self.exit is not None:
             return _error(self.provider, 400, f"the trial has ended: {self.exit.detail}")
         try:
@@ -170,17 +173,13 @@ class ModelProxy:
             self.transcript.event("error", source="model", message=str(exc), status=exc.status, retryable=exc.retryable)
             self.end(ModelFailed(str(exc)))
             return _error(self.provider, 502, f"the model provider failed: {self._scrub(str(exc))}")
-        waited = time.monotonic() - started
         response = web.StreamResponse(status=upstream.status_code, headers=_response_headers(upstream))
         assembler = ReplyAssembler(protocol, "text/event-stream" in upstream.headers.get("content-type", ""))
-        relay_s = 0.0
         try:
             await response.prepare(request)
             async for chunk in upstream.aiter_bytes():
-                mark = time.monotonic()
                 assembler.feed(chunk)
                 await response.write(chunk)
-                relay_s += time.monotonic() - mark
             await response.write_eof()
         except (ConnectionError, httpx.TransportError) as exc:
             self.transcript.event("error", source="proxy", message=f"reply relay broke: {type(exc).__name__}: {exc}")
@@ -198,7 +197,8 @@ class ModelProxy:
             text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
             latency_s=round(latency, 4), budget_used=self.budget.usage(),
         )
-        self.overhead_s.append(max(0.0, waited - upstream.elapsed.total_seconds()) + relay_s)
+        # httpx's elapsed runs from sending to closing the reply, relay writes included.
+        self.overhead_s.append(max(0.0, time.monotonic() - arrived - upstream.elapsed.total_seconds()))
         return response
 
     def _record_request(self, number: int, path: str, protocol: str, view: RequestView) -> None:
