@@ -69,7 +69,7 @@ if [ ! -f "$CACHE/npm.done" ] || [ "$(cat "$CACHE/npm.done")" != "${PKGS[*]}" ];
 fi
 
 # Stage 2: only the native binaries go in (each package also holds a Node launcher and, for
-# Claude Code, a second copy of the binary).
+# Claude Code, a second copy of the binary), hard-linked from the npm tree.
 STAGE=$CACHE/stage/opt/agents
 rm -rf "$CACHE/stage"
 mkdir -p "$STAGE/bin"
@@ -77,13 +77,13 @@ PATHS=/opt/agents/bin
 if [[ ",$WITH," == *",claude-code,"* ]]; then
   src=$CACHE/npm/node_modules/@anthropic-ai/claude-code-linux-x64/claude
   [ -x "$src" ] || die "Claude Code's linux-x64 binary is missing from the npm install ($src)"
-  cp "$src" "$STAGE/bin/claude"
+  cp -l "$src" "$STAGE/bin/claude"
 fi
 if [[ ",$WITH," == *",codex,"* ]]; then
   vendor=$CACHE/npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl
   [ -x "$vendor/bin/codex" ] || die "Codex's linux-x64 binary is missing from the npm install ($vendor)"
   mkdir -p "$STAGE/codex"
-  cp -r "$vendor/." "$STAGE/codex/"
+  cp -rl "$vendor/." "$STAGE/codex/"
   ln -s ../codex/bin/codex "$STAGE/bin/codex"
   # codex.js puts its bundled ripgrep on PATH; so does the image.
   PATHS=$PATHS:/opt/agents/codex/codex-path
@@ -100,5 +100,6 @@ docker commit \
   --change "LABEL kernelarena.agents=$RECIPE" \
   --change "LABEL kernelarena.agents.versions=claude-code@$CLAUDE_CODE_VERSION,codex@$CODEX_VERSION" \
   "$CID" "$TAG" >/dev/null || die "docker commit failed"
+rm -rf "$CACHE/stage"
 [ -z "$OLD_ID" ] || [ "$OLD_ID" = "$(docker image inspect -f '{{.Id}}' "$TAG")" ] || docker rmi "$OLD_ID" >/dev/null 2>&1 || true
 say "built $TAG in $(( $(date +%s) - start ))s"
