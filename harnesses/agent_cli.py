@@ -71,6 +71,7 @@ class AgentCLIHarness(Harness):
     """What both CLIs share; a subclass names its provider, command, environment and stream."""
 
     provider: ClassVar[str]
+    replayable = False
     base_path: ClassVar[str] = ""
     """Path prefix of the CLI's base URL, removed before the proxy appends the rest upstream."""
     session_subdir: ClassVar[str]

@@ -67,6 +67,9 @@ class Harness(ABC):
     prompt_template: ClassVar[str] = "generic_v1"
     """The harnesses/prompts/ template run_trial renders into TrialContext.prompt; the default
     one tells the agent to use its own tools."""
+    replayable: ClassVar[bool] = True
+    """Whether a `replay:` model can drive it again from its transcript (`replay --reexec`);
+    not so for a CLI that runs its own tools."""
 
     def prompt_values(self) -> dict[str, Any]:
         """Extra `{{field}}` values this harness's prompt template needs (e.g. tool limits)."""

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from harnesses.base import HARNESSES
 from harnesses.transcript import Transcript, read_events
 from harnesses.trial import TrialBroken, TrialSpec, resolve_device, score_in_sandbox, run_trial
 from kernelarena.errors import UserError
@@ -233,6 +234,8 @@ def diff_tool_outputs(recorded: list[dict[str, Any]], replayed: list[dict[str, A
 
 async def reexec_trial(transcript: Path, events: list[dict[str, Any]], out_dir: Path) -> tuple[list[ToolDiff], int, Path]:
     recorded = _trial_spec(events)
+    if not HARNESSES.get(recorded.harness).replayable:
+        raise UserError(f"--reexec replays recorded tool calls, but harness '{recorded.harness}' ran its own; use --rescore")
     spec = recorded.model_copy(update={
         "model": f"replay:{transcript.resolve()}", "model_options": {}, "trial_id": f"{recorded.trial_id}#reexec",
     })

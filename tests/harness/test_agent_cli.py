@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from harnesses.trial import TrialOutcome
+from kernelarena.errors import UserError
+from orchestrator.replay import load_events, reexec_trial, rescore_trial, resolve_transcript
 from tests.fakeproviders import Failure, FakeAnthropicServer, Reply
 from tests.fakeproviders.openai_responses_server import FakeOpenAIResponsesServer
 from tests.harness.helpers import SOLUTION, agents_image, assert_complete_transcript, events, tool_calls, trial  # noqa: F401
@@ -19,7 +21,7 @@ from tests.harness.helpers import SOLUTION, agents_image, assert_complete_transc
 KEY = "sk-real-provider-key-0123456789"
 KEY_ENV = "KA_AGENT_CLI_TEST_KEY"
 # A command run by the agent that tries two other hosts: a public address and the Docker host.
-ESCAPE = ("python3 -c \"import socket\nfor host in ('1.1.1.1', '172.17.0.1'):\n    try:\n"
+ESCAPE = ("env; python3 -c \"import socket\nfor host in ('1.1.1.1', '172.17.0.1'):\n    try:\n"
           "        socket.create_connection((host, 443), timeout=5); print(host, 'CONNECTED')\n"
           "    except OSError as exc:\n        print(host, 'failed:', exc)\"")
 
@@ -121,6 +123,16 @@ async def test_agent_cannot_reach_any_other_host(tmp_path: Path, monkeypatch) ->
     assert "unreachable" in output.lower()
     opened = next(e["payload"] for e in evs if e.get("payload", {}).get("role") == "agent")
     assert opened["info"]["network_isolated"] is True
+    # The command's output went back to the provider unredacted: the container's environment
+    # holds the dummy token, never the real key.
+    sent = json.dumps([r.body for r in model_turns(server)])
+    assert "ANTHROPIC_API_KEY=ka-trial-" in sent and KEY not in sent
+    # `kernelarena replay --rescore` scores the CLI's kernel again; --reexec says why it cannot.
+    path = resolve_transcript(tmp_path)
+    comparison = await rescore_trial(path, load_events(path))
+    assert comparison.agrees and comparison.new_verdict == "passed"
+    with pytest.raises(UserError, match="use --rescore"):
+        await reexec_trial(path, load_events(path), tmp_path / "reexec")
 
 
 @pytest.mark.docker
