@@ -112,6 +112,23 @@ async def test_claude_code_is_cut_off_by_the_token_budget_and_its_kernel_scored(
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.usefixtures("agents_image")
+async def test_claude_code_is_cut_off_by_the_wall_time_budget(tmp_path: Path, monkeypatch) -> None:
+    with FakeAnthropicServer(script=claude_script("ls"), api_key=KEY) as server:
+        # The second model turn hangs; the CLI is stopped when the trial's 10 s are up.
+        server.failures = lambda n: Failure.slow(60) if len(model_turns(server)) == 2 and server.requests[n - 1].path == "/v1/messages" else None
+        outcome = await run_claude(tmp_path, monkeypatch, server, budget={"wall_time_s": 10})
+    assert outcome.exit_reason == "budget:wall_time"
+    assert outcome.verdict == "no_kernel"  # it had not written one yet
+    evs = events(tmp_path)
+    budget = [e["payload"] for e in evs if e["type"] == "budget"]
+    assert [b["kind"] for b in budget] == ["wall_time"] and 9 <= budget[0]["used"] < 20
+    end = next(e["payload"] for e in evs if e.get("payload", {}).get("kind") == "cli_exit")
+    assert end["ended_by"] == "timeout"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("agents_image")
 async def test_agent_cannot_reach_any_other_host(tmp_path: Path, monkeypatch) -> None:
     with FakeAnthropicServer(script=claude_script(ESCAPE), api_key=KEY) as server:
         outcome = await run_claude(tmp_path, monkeypatch, server)
