@@ -81,6 +81,12 @@ class AgentCLIHarness(Harness):
         self.config = parse_options(AgentCLIConfig, self.name, options)
         self._socket_dir: Path | None = None
 
+    @classmethod
+    def check_model(cls, model_id: str) -> None:
+        if parse_model_id(model_id)[0] != cls.provider:
+            raise ConfigError(f"harness '{cls.name}' speaks the {cls.provider} API; give it a model "
+                              f"'{cls.provider}:NAME' (got {model_id})")
+
     # -- what a CLI supplies -------------------------------------------------------------------
     def command(self, ctx: TrialContext, model_name: str) -> list[str]:
         raise NotImplementedError
@@ -116,10 +122,8 @@ class AgentCLIHarness(Harness):
     # -- the run -------------------------------------------------------------------------------
     async def run(self, ctx: TrialContext) -> HarnessResult:
         ctx.budget.start()
+        self.check_model(ctx.model.model_id)
         provider, model_name = parse_model_id(ctx.model.model_id)
-        if provider != self.provider:
-            raise ConfigError(f"harness '{self.name}' speaks the {self.provider} API; give it a model "
-                              f"'{self.provider}:NAME' (got {ctx.model.model_id})")
         if self._socket_dir is None:
             raise ConfigError(f"harness '{self.name}' must run through harnesses.trial.run_trial")
         options = getattr(ctx.model, "options", None) or ModelOptions()

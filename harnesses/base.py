@@ -71,6 +71,11 @@ class Harness(ABC):
     """Whether a `replay:` model can drive it again from its transcript (`replay --reexec`);
     not so for a CLI that runs its own tools."""
 
+    @classmethod
+    def check_model(cls, model_id: str) -> None:
+        """Raise ConfigError when this harness cannot drive `model_id` (checked before any
+        sandbox starts, and by a sweep before its first trial). Default: any model."""
+
     def prompt_values(self) -> dict[str, Any]:
         """Extra `{{field}}` values this harness's prompt template needs (e.g. tool limits)."""
         return {}

@@ -211,6 +211,7 @@ async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | N
     task = suite.task(spec.task)
     device = resolve_device(spec.device)
     harness = get_harness(spec.harness, **spec.harness_options)
+    harness.check_model(spec.model)
     template = load_prompt(harness.prompt_template)
     model = create_model(spec.model, task=TaskContext(suite=suite, task=task), **spec.model_options)
     budget = Budget(spec.budget, spec.model, prices_path=spec.model_options.get("prices_path"))

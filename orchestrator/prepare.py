@@ -86,6 +86,11 @@ def check_harness(spec: SweepSpec) -> None:
     for harness in {spec.harness, *(spec.harness_of(m) for m in spec.models)}:
         if harness not in HARNESSES.names():
             raise ConfigError(f"harness: unknown harness '{harness}'; known: {', '.join(HARNESSES.names())}")
+    for model in spec.models:
+        try:
+            HARNESSES.get(spec.harness_of(model)).check_model(model.id)
+        except ConfigError as exc:
+            raise ConfigError(f"model '{model.name}': {exc}") from None
 
 
 def scoring_devices(spec: SweepSpec) -> list[str]:

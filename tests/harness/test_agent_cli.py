@@ -212,3 +212,15 @@ def test_cli_stream_events_render_in_replay(tmp_path: Path) -> None:
 
 def _read(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_model_the_cli_cannot_drive_is_refused_before_any_trial() -> None:
+    from kernelarena.errors import ConfigError
+    from orchestrator.prepare import check_harness
+    from orchestrator.spec import parse_spec
+
+    spec = parse_spec({"name": "s", "suites": [{"name": "demo"}],
+                       "models": [{"id": "openai:gpt-5.4"}, {"id": "openai:gpt-5.4", "harness": "claude-code"}]}, "spec.toml")
+    assert [spec.harness_of(m) for m in spec.models] == ["minimal", "claude-code"]
+    with pytest.raises(ConfigError, match="model 'openai:gpt-5.4\\+claude-code': harness 'claude-code' speaks the anthropic API"):
+        check_harness(spec)
