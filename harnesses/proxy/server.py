@@ -143,10 +143,10 @@ class ModelProxy:
             return await self._forward_other(request, body)
         try:
             parsed = json.loads(body)
-        except ValueError:
+        except ValueError:  # e.g. a compressed body: still a turn, forwarded as it came
             parsed = None
         if not isinstance(parsed, dict):
-            return _error(self.provider, 400, "the request body must be a JSON object")
+            parsed = {}
         return await self._model_turn(request, body, protocol, view_request(protocol, parsed), arrived)
 
     async def _model_turn(self, request: web.Request, body: bytes, protocol: str, view: RequestView,

@@ -25,7 +25,7 @@ def protocol_of(path: str) -> str | None:
     model lists), which the proxy forwards without counting a turn."""
     if path.endswith("/messages"):
         return ANTHROPIC
-    if path.endswith("/responses"):
+    if path.endswith("/responses") or path.endswith("/responses/compact"):  # Codex compacts remotely
         return RESPONSES
     if path.endswith("/chat/completions"):
         return CHAT
