@@ -7,7 +7,12 @@ fake over TCP, and through a ModelProxy on its unix socket (token check, budget,
 events, retry wrapper, relay). The conversation grows by one exchange per request, starting
 from a body of --body-kb (Claude Code's first request is ~86 KB: its system prompt and tools).
 "added" is the paired difference through - direct; "in proxy" is the proxy's own count of its
-time (the total minus the upstream's wait, plus the relay writes).
+time (the handler's time outside the upstream exchange).
+
+With --container it also times the whole path an agent CLI takes: a client in the agents
+image's container (`--network none`) -> harnesses/proxy/forwarder.py on its loopback -> the
+bind-mounted socket -> the proxy -> the fake, against the same client on the host talking to
+the socket directly (needs Docker and `kernelarena sandbox build-image --with claude-code`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import shutil
 import statistics
 import subprocess
@@ -103,22 +109,102 @@ async def measure(requests: int, body_kb: int, stream: bool, folder: Path) -> di
     }
 
 
+# One client for both sides of the forwarder comparison (standard library: it runs in the
+# container's python3 too): N requests on one keep-alive connection, times as JSON.
+CLIENT = r"""
+import http.client, json, socket, sys, time
+target, n, body_kb, token = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("proxy")
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(self.unix_path)
+
+host, _, port = target.rpartition(":")
+conn = UnixConnection(target) if target.startswith("/") else http.client.HTTPConnection(host, int(port))
+messages = [{"role": "user", "content": "x" * (body_kb * 1024)}]
+times = []
+for i in range(n + 5):
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 32000, "stream": True, "messages": messages}).encode()
+    t0 = time.perf_counter()
+    conn.request("POST", "/v1/messages", body, {"x-api-key": token, "anthropic-version": "2023-06-01",
+                                                 "content-type": "application/json"})
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 200, response.status
+    if i >= 5:
+        times.append(time.perf_counter() - t0)
+    messages = messages + [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "kernel.py"}]},
+    ]
+print(json.dumps(times))
+"""
+
+
+async def measure_container(requests: int, body_kb: int, folder: Path) -> dict[str, float]:
+    from harnesses.agent_cli import PROXY_DIR, SOCKET_NAME, start_forwarder
+    from sandbox import SandboxConfig, open_sandbox
+    from sandbox.config import Mount
+    from sandbox.image import AGENTS_TAG
+
+    with fake_server() as base_url:
+        socket_dir = folder / "container"
+        socket_dir.mkdir(mode=0o755)
+        proxy = ModelProxy(
+            socket_path=socket_dir / SOCKET_NAME, upstream=base_url, provider="anthropic", api_key=KEY, token=TOKEN,
+            budget=Budget(BudgetConfig(max_turns=None, wall_time_s=None), "anthropic:claude-sonnet-4-5"),
+            transcript=Transcript(folder / "transcript-container.jsonl"), options=ModelOptions(),
+        )
+        cfg = SandboxConfig(backend="docker", image=AGENTS_TAG, mounts=[Mount(host=socket_dir, target=PROXY_DIR)])
+        args = [str(requests), str(body_kb), TOKEN]
+        async with proxy, open_sandbox(cfg) as sb:
+            await start_forwarder(sb, 8787)
+            await sb.write_file("/tmp/client.py", CLIENT)
+            inside = await sb.exec(["python3", "/tmp/client.py", "127.0.0.1:8787", *args], timeout=600)
+            assert inside.exit_code == 0, inside.stderr
+            host = await asyncio.create_subprocess_exec(sys.executable, "-c", CLIENT, str(proxy.socket_path), *args,
+                                                        stdout=subprocess.PIPE)
+            out, _ = await host.communicate()
+    container_s, host_s = json.loads(inside.stdout), json.loads(out)
+    return {
+        "host_socket_ms": statistics.median(host_s) * 1e3,
+        "host_socket_p99_ms": p99(host_s) * 1e3,
+        "container_ms": statistics.median(container_s) * 1e3,
+        "container_p99_ms": p99(container_s) * 1e3,
+        "forwarder_adds_ms": (statistics.median(container_s) - statistics.median(host_s)) * 1e3,
+    }
+
+
+def print_table(columns: list[str], rows: list[tuple[str, dict[str, float]]]) -> None:
+    print("  ".join(f"{c:>18}" for c in columns))
+    for mode, row in rows:
+        print("  ".join([f"{mode:>18}"] + [f"{row[c]:18.2f}" for c in columns[1:]]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--body-kb", type=int, default=86)
+    parser.add_argument("--container", action="store_true", help="also time the path through the container's forwarder")
     args = parser.parse_args()
     configure(level="WARNING")
     folder = Path(tempfile.mkdtemp(prefix="ka-proxy-bench-"))
     try:
         rows = [(mode, asyncio.run(measure(args.requests, args.body_kb, mode == "sse", folder))) for mode in ("json", "sse")]
+        container = asyncio.run(measure_container(args.requests, args.body_kb, folder)) if args.container else None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    columns = ["mode", "direct_ms", "through_ms", "added_ms", "added_p99_ms", "in_proxy_ms", "in_proxy_p99_ms"]
     print(f"{args.requests} requests per mode, first body {args.body_kb} KB, growing by one exchange per request")
-    print("  ".join(f"{c:>15}" for c in columns))
-    for mode, row in rows:
-        print("  ".join([f"{mode:>15}"] + [f"{row[c]:15.2f}" for c in columns[1:]]))
+    print_table(["mode", "direct_ms", "through_ms", "added_ms", "added_p99_ms", "in_proxy_ms", "in_proxy_p99_ms"], rows)
+    if container is not None:
+        print("\nSSE, the agent's whole path: container -> forwarder -> socket -> proxy -> fake")
+        print_table(["path", "host_socket_ms", "host_socket_p99_ms", "container_ms", "container_p99_ms",
+                     "forwarder_adds_ms"], [("stdlib client", container)])
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from harnesses.models.base import ModelOptions
 from harnesses.models.credentials import check_key
 from harnesses.proxy.server import ModelProxy
 from kernelarena.errors import ConfigError
+from sandbox.base import Sandbox, SandboxError
 from sandbox.config import Mount, SandboxConfig
 from sandbox.image import AGENTS_TAG, DEFAULT_TAG
 from sandbox.open import resolve_backend
@@ -50,6 +51,21 @@ CODEX_HOME = f"{AGENT_HOME}/.codex"
 SESSION_DIR = "cli_session"
 UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 FORWARDER = Path(__file__).resolve().parent / "proxy" / "forwarder.py"
+
+
+async def start_forwarder(sandbox: Sandbox, port: int) -> None:
+    """Start forwarder.py in the sandbox (detached, so it outlives this command) and wait until
+    it listens on 127.0.0.1:`port`."""
+    await sandbox.write_file(f"{AGENT_DIR}/forwarder.py", FORWARDER.read_bytes())
+    script = (
+        f"mkdir -p {AGENT_HOME} && cd {AGENT_DIR} && "
+        f"(setsid nohup python3 -u forwarder.py {PROXY_DIR}/{SOCKET_NAME} {port} >forwarder.log 2>&1 </dev/null &) && "
+        "for i in $(seq 100); do grep -q ready forwarder.log 2>/dev/null && exit 0; sleep 0.05; done; "
+        "cat forwarder.log; exit 1"
+    )
+    started = await sandbox.exec(script, timeout=30)
+    if started.exit_code != 0:
+        raise SandboxError(f"the model proxy's forwarder did not start in the sandbox: {started.stdout[-500:]}{started.stderr[-500:]}")
 
 
 class AgentCLIConfig(BaseModel):
@@ -136,24 +152,11 @@ class AgentCLIHarness(Harness):
         )
         base_url = f"http://127.0.0.1:{self.config.port}{self.base_path}"
         async with proxy:
-            await self._start_forwarder(ctx)
+            await start_forwarder(ctx.sandbox, self.config.port)
             await self.prepare_home(ctx, base_url, model_name)
             result = await self._run_cli(ctx, proxy, model_name, base_url, token)
         await self._keep_session_log(ctx)
         return result
-
-    async def _start_forwarder(self, ctx: TrialContext) -> None:
-        await ctx.sandbox.write_file(f"{AGENT_DIR}/forwarder.py", FORWARDER.read_bytes())
-        script = (
-            f"mkdir -p {AGENT_HOME} && cd {AGENT_DIR} && "
-            f"(setsid nohup python3 -u forwarder.py {PROXY_DIR}/{SOCKET_NAME} {self.config.port} "
-            f">forwarder.log 2>&1 </dev/null &) && "
-            "for i in $(seq 100); do grep -q ready forwarder.log 2>/dev/null && exit 0; sleep 0.05; done; "
-            "cat forwarder.log; exit 1"
-        )
-        started = await ctx.sandbox.exec(script, timeout=30)
-        if started.exit_code != 0:
-            raise RuntimeError(f"the proxy forwarder did not start in the sandbox: {started.stdout[-500:]}{started.stderr[-500:]}")
 
     async def _run_cli(self, ctx: TrialContext, proxy: ModelProxy, model_name: str, base_url: str, token: str) -> HarnessResult:
         argv = [*self.command(ctx, model_name), *self.config.extra_args]
