@@ -194,7 +194,7 @@ class ModelProxy:
             self.budget.record_turn(reply.usage, f"{self.provider}:{reply.model or view.model}")
         self.transcript.event(
             "model_response", turn=number, status=upstream.status_code, model=reply.model or view.model,
-            text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
+            text=reply.text, thinking=reply.thinking, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
             latency_s=round(latency, 4), budget_used=self.budget.usage(),
         )
         # httpx's elapsed runs from sending to closing the reply, relay writes included.

@@ -67,6 +67,8 @@ def view_request(protocol: str, body: dict[str, Any]) -> RequestView:
 @dataclass
 class Reply:
     text: str = ""
+    thinking: str = ""
+    """Visible reasoning: Anthropic thinking blocks, Responses reasoning summaries."""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -81,7 +83,8 @@ class SSEDecoder:
         self._buffer = b""
 
     def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
-        self._buffer += chunk.replace(b"\r\n", b"\n")
+        # Normalised on the whole buffer: a CRLF may be split across two chunks.
+        self._buffer = (self._buffer + chunk).replace(b"\r\n", b"\n")
         events: list[tuple[str | None, str]] = []
         while b"\n\n" in self._buffer:
             raw, self._buffer = self._buffer.split(b"\n\n", 1)
@@ -193,6 +196,8 @@ class ReplyAssembler:
         for _, block in sorted(self._blocks.items()):
             if block.get("type") == "text":
                 texts.append(str(block.get("text", "")))
+            elif block.get("type") == "thinking":
+                self.reply.thinking += str(block.get("thinking", ""))
             elif block.get("type") in ("tool_use", "server_tool_use"):
                 arguments: Any = block.get("input") or {}
                 if block.get("_json"):
@@ -229,6 +234,8 @@ class ReplyAssembler:
             kind = item.get("type")
             if kind == "message":
                 texts += [str(c.get("text", "")) for c in item.get("content") or [] if c.get("type") == "output_text"]
+            elif kind == "reasoning":
+                self.reply.thinking += "".join(str(p.get("text", "")) for p in item.get("summary") or [])
             elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
                 arguments = item.get("arguments", item.get("input", item.get("action")))
                 self.reply.tool_calls.append({"id": item.get("call_id") or item.get("id"), "name": item.get("name", kind),

@@ -133,3 +133,27 @@ async def test_wrong_token_spent_budget_and_failing_provider_are_refused(tmp_pat
     assert seen.count("retry") == 2 and seen.count("budget") == 1
     errors = [e["payload"] for e in read_events(tmp_path / "t.jsonl") if e["type"] == "error"]
     assert [e["source"] for e in errors] == ["proxy", "model"] and "wrong" in errors[0]["message"]
+
+
+def test_reply_assembler_reads_anthropic_events_split_anywhere() -> None:
+    from harnesses.proxy.wire import ANTHROPIC, ReplyAssembler
+
+    events = [
+        {"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 10, "cache_read_input_tokens": 90,
+                                                                      "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Plan: tile it."}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "Write", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"file_path": "k'}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 'ernel.py"}'}},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}},
+        {"type": "message_stop"},
+    ]
+    data = "".join(f"event: {e['type']}\r\ndata: {json.dumps(e)}\r\n\r\n" for e in events).encode()
+    assembler = ReplyAssembler(ANTHROPIC, streaming=True)
+    for i in range(0, len(data), 7):  # chunk borders fall inside lines and CRLFs
+        assembler.feed(data[i:i + 7])
+    reply = assembler.finish()
+    assert reply.thinking == "Plan: tile it." and reply.text == ""
+    assert reply.tool_calls == [{"id": "t1", "name": "Write", "arguments": {"file_path": "kernel.py"}}]
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.stop_reason) == (100, 42, "tool_use")
