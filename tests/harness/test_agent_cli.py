@@ -121,7 +121,7 @@ async def test_claude_code_is_cut_off_by_the_wall_time_budget(tmp_path: Path, mo
     assert outcome.verdict == "no_kernel"  # it had not written one yet
     evs = events(tmp_path)
     budget = [e["payload"] for e in evs if e["type"] == "budget"]
-    assert [b["kind"] for b in budget] == ["wall_time"] and 9 <= budget[0]["used"] < 20
+    assert [b["kind"] for b in budget] == ["wall_time"] and 9 <= budget[0]["used"] < 30
     end = next(e["payload"] for e in evs if e.get("payload", {}).get("kind") == "cli_exit")
     assert end["ended_by"] == "timeout"
 
