@@ -164,7 +164,9 @@ class AgentCLIHarness(Harness):
         script = (f"ps -o pgid= -p $$ | tr -d ' ' >{AGENT_DIR}/cli.pgid; "
                   f"cd {shlex.quote(ctx.sandbox.workdir)} && exec {shlex.join(argv)}")
         env = {"HOME": AGENT_HOME, **self.environment(base_url, token)}
-        ctx.transcript.event("harness_event", kind="cli_start", command=argv, base_url=base_url)
+        # The prompt is in the workspace's PROMPT.md (and its template's hash in trial_start).
+        shown = ["{prompt}" if arg == ctx.prompt else arg for arg in argv]
+        ctx.transcript.event("harness_event", kind="cli_start", command=shown, base_url=base_url)
         recorder = self.stream(ctx)
         remaining = ctx.budget.remaining_s()
         cli = asyncio.ensure_future(ctx.sandbox.exec(

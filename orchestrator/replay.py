@@ -63,6 +63,15 @@ def _args_text(arguments: Any) -> str:
     return json.dumps(arguments, indent=1)
 
 
+def _user_text(message: dict[str, Any]) -> str:
+    """A user message's own text; an agent CLI's content blocks without its tool results
+    (shown as tool_result events already)."""
+    content = message.get("content", "")
+    if not isinstance(content, list):
+        return str(content)
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") in ("text", "input_text"))
+
+
 def render(events: list[dict[str, Any]], console: Console, full: bool = False) -> None:
     limit = 0 if full else 1500
     for event in events:
@@ -75,8 +84,9 @@ def render(events: list[dict[str, Any]], console: Console, full: bool = False) -
                 title="trial", expand=False))
         elif kind == "model_request":
             for message in p.get("messages") or []:
-                if message.get("role") == "user":
-                    console.print(Panel(escape(clip(str(message.get("content", "")), limit)), title="user", expand=False))
+                text = _user_text(message) if message.get("role") == "user" else ""
+                if text:
+                    console.print(Panel(escape(clip(text, limit)), title="user", expand=False))
         elif kind == "model_response":
             usage = p.get("usage") or {}
             title = (f"assistant · turn {p.get('turn')} · {usage.get('input_tokens', 0)} in / "
