@@ -27,5 +27,6 @@ demo: install
 	$(VENV)/bin/kernelarena sweep examples/demo.toml
 
 test: install
-	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image
+	# --with: the agents image (Claude Code and Codex CLIs) for the claude-code/codex harness tests.
+	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex
 	bash scripts/run_tests.sh

@@ -10,7 +10,9 @@ the same judge. Harnesses register under the entry-point group ``kernelarena.har
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from harnesses.models.base import ModelClient
     from harnesses.transcript import Transcript
     from sandbox import Sandbox
+    from sandbox.config import SandboxConfig
     from scorer.suites import Suite, Task
 
 KERNEL_FILE = "kernel.py"
@@ -46,6 +49,8 @@ class TrialContext:
     """The prompt, also written into the workspace (relative to sandbox.workdir)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Harness options from the trial spec (harness_options)."""
+    out_dir: Path | None = None
+    """The trial's result folder on the host, for files a harness keeps beside the transcript."""
 
 
 @dataclass
@@ -62,10 +67,23 @@ class Harness(ABC):
     prompt_template: ClassVar[str] = "generic_v1"
     """The harnesses/prompts/ template run_trial renders into TrialContext.prompt; the default
     one tells the agent to use its own tools."""
+    replayable: ClassVar[bool] = True
+    """Whether a `replay:` model can drive it again from its transcript (`replay --reexec`);
+    not so for a CLI that runs its own tools."""
+
+    @classmethod
+    def check_model(cls, model_id: str) -> None:
+        """Raise ConfigError when this harness cannot drive `model_id` (checked before any
+        sandbox starts, and by a sweep before its first trial). Default: any model."""
 
     def prompt_values(self) -> dict[str, Any]:
         """Extra `{{field}}` values this harness's prompt template needs (e.g. tool limits)."""
         return {}
+
+    def agent_sandbox(self, cfg: SandboxConfig) -> AbstractAsyncContextManager[SandboxConfig]:
+        """The agent sandbox's config as this harness needs it (an image with its CLI, a mount),
+        entered before the sandbox opens and left after it closes. Default: unchanged."""
+        return nullcontext(cfg)
 
     @abstractmethod
     async def run(self, ctx: TrialContext) -> HarnessResult:
@@ -85,9 +103,23 @@ def _external() -> type[Harness]:
     return ExternalCLIHarness
 
 
+def _claude_code() -> type[Harness]:
+    from harnesses.agent_cli import ClaudeCodeHarness
+
+    return ClaudeCodeHarness
+
+
+def _codex() -> type[Harness]:
+    from harnesses.agent_cli import CodexHarness
+
+    return CodexHarness
+
+
 HARNESSES: Registry[type[Harness]] = Registry("harness", group="kernelarena.harnesses")
 HARNESSES.register("minimal", _minimal)
 HARNESSES.register("external", _external)
+HARNESSES.register("claude-code", _claude_code)
+HARNESSES.register("codex", _codex)
 
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)

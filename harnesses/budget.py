@@ -77,20 +77,22 @@ class Budget:
             return None
         return max(0.0, self.config.wall_time_s - self.elapsed_s)
 
-    def record_turn(self, usage: Any) -> None:
+    def record_turn(self, usage: Any, model_id: str | None = None) -> None:
+        """``model_id``: the model that answered, when it is not the trial's own (an agent CLI
+        may call a smaller model for side tasks); its price applies."""
         self.turns += 1
         self.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
         self.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
         if self.dollars is None:
             return
-        price = self._price(usage)
+        price = self._price(usage, model_id or self.model_id)
         self.dollars = None if price is None else self.dollars + price
 
-    def _price(self, usage: Any) -> float | None:
+    def _price(self, usage: Any, model_id: str) -> float | None:
         try:
-            return cost(self.model_id, usage, prices_path=self.prices_path)
+            return cost(model_id, usage, prices_path=self.prices_path)
         except (KeyError, ValueError, UserError) as exc:
-            log.info("budget.price_unknown", model=self.model_id, reason=str(exc))
+            log.info("budget.price_unknown", model=model_id, reason=str(exc))
             return None
 
     def check(self) -> None:

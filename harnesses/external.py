@@ -26,8 +26,8 @@ from harnesses.minimal import truncate
 from kernelarena.errors import ConfigError
 
 TEMPLATE_FIELDS = frozenset({"prompt_file", "prompt", "workdir", "model", "model_name"})
-# Templates for known CLIs. The sandbox image must have the CLI installed and the sandbox env
-# must carry its key; neither can be exercised offline, so these are starting points.
+# Templates for known CLIs, run without the model proxy (network on, key in the sandbox env);
+# harnesses claude-code and codex (harnesses/agent_cli.py) run these CLIs through it instead.
 PRESETS: dict[str, str] = {
     "claude-code": "claude -p {prompt} --model {model_name} --output-format stream-json --verbose "
     "--dangerously-skip-permissions",

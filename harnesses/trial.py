@@ -211,6 +211,7 @@ async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | N
     task = suite.task(spec.task)
     device = resolve_device(spec.device)
     harness = get_harness(spec.harness, **spec.harness_options)
+    harness.check_model(spec.model)
     template = load_prompt(harness.prompt_template)
     model = create_model(spec.model, task=TaskContext(suite=suite, task=task), **spec.model_options)
     budget = Budget(spec.budget, spec.model, prices_path=spec.model_options.get("prices_path"))
@@ -279,7 +280,7 @@ async def _run_agent(
 ) -> HarnessResult:
     cfg = _sandbox_config(spec.sandbox, device, spec.trial_id, "agent")
     try:
-        async with open_sandbox(cfg) as sb:
+        async with harness.agent_sandbox(cfg) as cfg, open_sandbox(cfg) as sb:
             transcript.event("harness_event", kind="sandbox_opened", role="agent", workdir=sb.workdir, info=sb.info.to_dict())
             prompt = render_prompt(template, harness, suite, task, device, sb.workdir)
             await sb.write_file(REFERENCE_FILE, task.source())
@@ -287,7 +288,7 @@ async def _run_agent(
             ctx = TrialContext(
                 trial_id=spec.trial_id, suite=suite, task=task, model=model, sandbox=sb,
                 transcript=transcript, budget=budget, prompt=prompt, device=device,
-                options=dict(spec.harness_options),
+                options=dict(spec.harness_options), out_dir=out_dir,
             )
             result = await _run_harness(harness, ctx)
             transcript.event("harness_event", kind="harness_exit", exit_reason=result.exit_reason, detail=result.detail)

@@ -64,7 +64,7 @@ class HarnessRunner:
             task=trial.task,
             model=model.id,
             model_options=model.client_options(),
-            harness=self.spec.harness,
+            harness=self.spec.harness_of(model),
             sandbox=sandbox,
             budget=self.spec.budget,
             device="cpu" if device == "cpu" else "cuda",

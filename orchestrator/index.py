@@ -65,7 +65,7 @@ def rebuild_index(sweep_dir: Path, spec: SweepSpec, ledger: Ledger) -> None:
         "harness": spec.harness,
         "updated_at": time.time(),
         "counts": ledger.counts(),
-        "models": {m.name: {"id": m.id, "folder": folders[m.name], "harness": spec.harness} for m in spec.models},
+        "models": {m.name: {"id": m.id, "folder": folders[m.name], "harness": spec.harness_of(m)} for m in spec.models},
         "trials": ledger.rows_json(),
     }
     write_json_atomic(sweep_dir / INDEX_FILE, data, indent=None)

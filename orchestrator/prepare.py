@@ -83,10 +83,14 @@ def check_models_build(spec: SweepSpec, tasks: list[ResolvedTask]) -> None:
 
 
 def check_harness(spec: SweepSpec) -> None:
-    if spec.harness not in HARNESSES.names():
-        raise ConfigError(
-            f"harness: unknown harness '{spec.harness}'; known: {', '.join(HARNESSES.names())}"
-        )
+    for harness in {spec.harness, *(spec.harness_of(m) for m in spec.models)}:
+        if harness not in HARNESSES.names():
+            raise ConfigError(f"harness: unknown harness '{harness}'; known: {', '.join(HARNESSES.names())}")
+    for model in spec.models:
+        try:
+            HARNESSES.get(spec.harness_of(model)).check_model(model.id)
+        except ConfigError as exc:
+            raise ConfigError(f"model '{model.name}': {exc}") from None
 
 
 def scoring_devices(spec: SweepSpec) -> list[str]:

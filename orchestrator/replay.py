@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from harnesses.base import HARNESSES
 from harnesses.transcript import Transcript, read_events
 from harnesses.trial import TrialBroken, TrialSpec, resolve_device, score_in_sandbox, run_trial
 from kernelarena.errors import UserError
@@ -62,6 +63,15 @@ def _args_text(arguments: Any) -> str:
     return json.dumps(arguments, indent=1)
 
 
+def _user_text(message: dict[str, Any]) -> str:
+    """A user message's own text; an agent CLI's content blocks without its tool results
+    (shown as tool_result events already)."""
+    content = message.get("content", "")
+    if not isinstance(content, list):
+        return str(content)
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") in ("text", "input_text"))
+
+
 def render(events: list[dict[str, Any]], console: Console, full: bool = False) -> None:
     limit = 0 if full else 1500
     for event in events:
@@ -74,8 +84,9 @@ def render(events: list[dict[str, Any]], console: Console, full: bool = False) -
                 title="trial", expand=False))
         elif kind == "model_request":
             for message in p.get("messages") or []:
-                if message.get("role") == "user":
-                    console.print(Panel(escape(clip(str(message.get("content", "")), limit)), title="user", expand=False))
+                text = _user_text(message) if message.get("role") == "user" else ""
+                if text:
+                    console.print(Panel(escape(clip(text, limit)), title="user", expand=False))
         elif kind == "model_response":
             usage = p.get("usage") or {}
             title = (f"assistant · turn {p.get('turn')} · {usage.get('input_tokens', 0)} in / "
@@ -233,6 +244,8 @@ def diff_tool_outputs(recorded: list[dict[str, Any]], replayed: list[dict[str, A
 
 async def reexec_trial(transcript: Path, events: list[dict[str, Any]], out_dir: Path) -> tuple[list[ToolDiff], int, Path]:
     recorded = _trial_spec(events)
+    if not HARNESSES.get(recorded.harness).replayable:
+        raise UserError(f"--reexec replays recorded tool calls, but harness '{recorded.harness}' ran its own; use --rescore")
     spec = recorded.model_copy(update={
         "model": f"replay:{transcript.resolve()}", "model_options": {}, "trial_id": f"{recorded.trial_id}#reexec",
     })

@@ -38,6 +38,10 @@ class ModelSpec(ModelOptions):
     different options (e.g. two temperatures)."""
     concurrency: int | None = Field(default=None, gt=0)
     """Trials of this model running at once (on top of the provider and total limits)."""
+    harness: str | None = None
+    """This model's harness, instead of the sweep's `harness`: list one id twice, once with
+    `harness = "claude-code"`, and the leaderboard shows it under both harnesses. The name
+    then defaults to `id+harness`."""
 
     @field_validator("id")
     @classmethod
@@ -52,7 +56,7 @@ class ModelSpec(ModelOptions):
     @model_validator(mode="after")
     def _default_name(self) -> ModelSpec:
         if not self.name:
-            self.name = self.id
+            self.name = f"{self.id}+{self.harness}" if self.harness else self.id
         return self
 
     @property
@@ -63,7 +67,7 @@ class ModelSpec(ModelOptions):
         """Options passed through to `create_model`: only those differing from the defaults, so
         clients that take no options (scripted, replay) get none, also from a frozen spec
         (where every field reads as set)."""
-        return self.model_dump(exclude_defaults=True, exclude={"id", "name", "concurrency"})
+        return self.model_dump(exclude_defaults=True, exclude={"id", "name", "concurrency", "harness"})
 
 
 class SuiteSelection(_Strict):
@@ -188,6 +192,9 @@ class SweepSpec(_Strict):
 
     def model(self, name: str) -> ModelSpec:
         return next(m for m in self.models if m.name == name)
+
+    def harness_of(self, model: ModelSpec) -> str:
+        return model.harness or self.harness
 
 
 def parse_spec(data: dict[str, Any], source: str, base_dir: Path | None = None) -> SweepSpec:

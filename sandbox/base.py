@@ -10,7 +10,7 @@ import shlex
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from kernelarena.errors import UserError
 from sandbox.config import Mount
@@ -102,9 +102,11 @@ class Sandbox(ABC):
         timeout: float = 60,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        on_stdout: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
         """Run a command (a string runs with `bash -c`); never raises for the command's own
-        failure, only when the sandbox is broken."""
+        failure, only when the sandbox is broken. `on_stdout` gets the output as it comes
+        (the docker backend calls it from a thread of its own)."""
 
     @abstractmethod
     async def write_file(self, path: str, content: str | bytes) -> None:

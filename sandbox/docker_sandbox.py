@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import docker
 import docker.errors
@@ -306,9 +306,10 @@ class DockerSandbox(Sandbox):
         return job
 
     async def exec(self, cmd: list[str] | str, *, timeout: float = 60, cwd: str | None = None,
-                   env: dict[str, str] | None = None) -> ExecResult:
+                   env: dict[str, str] | None = None,
+                   on_stdout: Callable[[bytes], None] | None = None) -> ExecResult:
         argv = with_timeout(as_argv(cmd), timeout)
-        out = BoundedCapture(self.cfg.output_limit_bytes)
+        out = BoundedCapture(self.cfg.output_limit_bytes, on_stdout)
         err = BoundedCapture(self.cfg.output_limit_bytes)
         oom_before = self._host_oom_kills()
         started = time.monotonic()

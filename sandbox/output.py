@@ -7,10 +7,14 @@ output was lost and how much.
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 class BoundedCapture:
-    def __init__(self, limit_bytes: int) -> None:
+    def __init__(self, limit_bytes: int, listener: Callable[[bytes], None] | None = None) -> None:
         self.limit = limit_bytes
+        self.listener = listener
+        """Called with every chunk as it arrives, whole, before any truncation."""
         self.head_limit = limit_bytes // 2
         self.tail_limit = limit_bytes - self.head_limit
         self.head = bytearray()
@@ -18,6 +22,8 @@ class BoundedCapture:
         self.total = 0
 
     def feed(self, chunk: bytes) -> None:
+        if self.listener is not None:
+            self.listener(chunk)
         self.total += len(chunk)
         room = self.head_limit - len(self.head)
         if room > 0:

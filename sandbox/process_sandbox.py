@@ -21,6 +21,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 from kernelarena.logs import get_logger
 from sandbox import cgroups, isolation
@@ -211,12 +212,13 @@ class ProcessSandbox(Sandbox):
             raise SandboxError("the sandbox is not running (never started, or already closed)")
 
     async def exec(self, cmd: list[str] | str, *, timeout: float = 60, cwd: str | None = None,
-                   env: dict[str, str] | None = None) -> ExecResult:
+                   env: dict[str, str] | None = None,
+                   on_stdout: Callable[[bytes], None] | None = None) -> ExecResult:
         self._require_running()
         argv = with_timeout(as_argv(cmd), timeout)
         tag = f"{EXEC_TAG}={uuid.uuid4().hex}"
         workdir = self.resolve(cwd) if cwd else self.workdir
-        out = BoundedCapture(self.cfg.output_limit_bytes)
+        out = BoundedCapture(self.cfg.output_limit_bytes, on_stdout)
         err = BoundedCapture(self.cfg.output_limit_bytes)
         oom_before = self._cgroup.oom_kills() if self._cgroup else None
         setup = await asyncio.to_thread(self._child_setup, timeout)

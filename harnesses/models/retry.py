@@ -39,14 +39,17 @@ class Classified:
     provider_failure: bool = True  # False: not a provider/transport error (a bug); re-raise it
 
 
+def retryable_status(status: int) -> bool:
+    return status in _RETRYABLE_4XX or status >= 500
+
+
 def classify(exc: BaseException) -> Classified:
     """The single decision: is this failure transient, and how long does the provider ask us to wait?"""
     if isinstance(exc, ModelError):
         return Classified(exc.retryable, exc.status, exc.message)
     status = _status_of(exc)
     if status is not None:
-        retryable = status in _RETRYABLE_4XX or status >= 500
-        return Classified(retryable, status, _message_of(exc), _retry_after_of(exc))
+        return Classified(retryable_status(status), status, _message_of(exc), _retry_after_of(exc))
     if isinstance(exc, _transport_errors()):
         return Classified(True, None, f"{type(exc).__name__}: {_message_of(exc) or 'connection failed'}")
     return Classified(False, None, f"{type(exc).__name__}: {exc}", provider_failure=False)

@@ -13,7 +13,7 @@ from kernelarena.logs import configure
 from sandbox import SandboxConfig, SandboxError, open_sandbox, resolve_backend
 from sandbox.cancel import Interrupted, run_cancellable
 from sandbox.config import parse_gpus
-from sandbox.image import DEFAULT_TAG, build_image
+from sandbox.image import AGENTS_TAG, DEFAULT_TAG, build_agents_image, build_image
 
 sandbox_app = typer.Typer(
     help="Run a command in a fresh sandbox, build the sandbox image, remove leaked containers.",
@@ -90,13 +90,16 @@ def prune_cmd(
 
 
 @sandbox_app.command("build-image", help="Build the sandbox image offline (debootstrap + host pip); "
-                                         "a no-op when it exists.")
+                                         "a no-op when it exists. --with adds agent CLIs in a second image.")
 def build_image_cmd(
     force: bool = typer.Option(False, "--force", help="Rebuild even if the image exists."),
     tag: str = typer.Option(DEFAULT_TAG, "--tag", help="Image tag to build."),
+    with_clis: str = typer.Option("", "--with", help=f"Also build {AGENTS_TAG} with these CLIs: claude-code,codex."),
 ) -> None:
     configure(level="INFO")
     build_image(force=force, tag=tag)
+    if with_clis:
+        build_agents_image([c.strip() for c in with_clis.split(",") if c.strip()], force=force, base=tag)
 
 
 @sandbox_app.command("info", help="Show which backend `auto` picks and what it enforces here.")

@@ -10,6 +10,7 @@ whose ``tool_result`` is not in the next user message, results placed after text
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -42,7 +43,21 @@ class FakeAnthropicServer(FakeProviderServer):
                 body = {}
             return await self.handle(request, str(body.get("model", "")) if isinstance(body, dict) else "")
 
-        return [web.post("/v1/messages", messages)]
+        async def count_tokens(request: web.Request) -> web.StreamResponse:
+            # Claude Code sizes its context with this endpoint; it costs nothing and is no turn.
+            recorded = await self._record(request)
+            if self.api_key is not None and self.presented_key(request) != self.api_key:
+                return self.auth_failure()
+            body = recorded.body if isinstance(recorded.body, dict) else {}
+            return web.json_response({"input_tokens": self.input_estimate(Reply(), body)})
+
+        async def hello(request: web.Request) -> web.StreamResponse:
+            # Claude Code's connectivity probe: HEAD {base_url}/api/hello, no key.
+            await self._record(request)
+            return web.Response(status=200)
+
+        return [web.post("/v1/messages", messages), web.post("/v1/messages/count_tokens", count_tokens),
+                web.head("/api/hello", hello)]
 
     def presented_key(self, request: web.Request) -> str | None:
         # Older SDKs (and LiteLLM) send x-api-key; anthropic>=2 sends the key as a bearer token.
@@ -124,6 +139,35 @@ class FakeAnthropicServer(FakeProviderServer):
             expected = [b["id"] for b in blocks if b.get("type") == "tool_use"]
         if expected:
             raise ProviderError(400, "the last message's `tool_use` blocks have no `tool_result` after them")
+
+    def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
+        usage = payload["usage"]
+        return usage["input_tokens"], usage["output_tokens"]
+
+    async def stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
+        """The Messages streaming events: message_start (input usage), one start/delta/stop per
+        content block (tool input as input_json_delta), message_delta (stop reason, output
+        usage), message_stop."""
+        usage = payload["usage"]
+        start = {**payload, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        events: list[tuple[str | None, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+        for index, block in enumerate(payload["content"]):
+            if block["type"] == "text":
+                opened, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+            else:
+                opened = {**block, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            events += [
+                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}),
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": index}),
+            ]
+        events += [
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": payload["stop_reason"], "stop_sequence": None},
+                               "usage": {"output_tokens": usage["output_tokens"]}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        return await self.send_events(request, events)
 
     def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
         content: list[dict[str, Any]] = []

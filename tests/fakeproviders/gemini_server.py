@@ -126,6 +126,10 @@ class FakeGeminiServer(FakeProviderServer):
         if calls:
             raise ProviderError(400, "the last function call turn has no function response after it")
 
+    def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
+        usage = payload["usageMetadata"]
+        return usage["promptTokenCount"], usage["candidatesTokenCount"]
+
     def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
         if reply.text:

@@ -118,6 +118,31 @@ class FakeOpenAIServer(FakeProviderServer):
         if pending:
             raise ProviderError(400, f"tool_call_ids without response messages: {', '.join(pending)}")
 
+    def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
+        return payload["usage"]["prompt_tokens"], payload["usage"]["completion_tokens"]
+
+    async def stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
+        """``chat.completion.chunk`` events: the role, the text, each tool call whole, the
+        finish reason, the usage (only with ``stream_options.include_usage``), then ``[DONE]``."""
+        choice = payload["choices"][0]
+        message = choice["message"]
+        head = {k: payload[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
+            return None, {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+        events: list[tuple[str | None, dict[str, Any] | str]] = [chunk({"role": "assistant", "content": ""})]
+        if message["content"]:
+            events.append(chunk({"content": message["content"]}))
+        for index, call in enumerate(message.get("tool_calls") or []):
+            events.append(chunk({"tool_calls": [{"index": index, **call}]}))
+        events.append(chunk({}, choice["finish_reason"]))
+        body = await request.json()
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append((None, {**head, "choices": [], "usage": payload["usage"]}))
+        events.append((None, "[DONE]"))
+        return await self.send_events(request, events)
+
     def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
         number, body = request.number, request.body
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}

@@ -54,6 +54,8 @@ class FakeProviderServer:
         self.delay_s = delay_s  # every answer waits this long: a slow model
         self.known_models = known_models  # None: any model name is served
         self.requests: list[RecordedRequest] = []
+        self.served: list[tuple[str, int, int]] = []
+        """(model, input tokens, output tokens) of every reply sent: the fake's own count."""
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -78,6 +80,14 @@ class FakeProviderServer:
 
     def render(self, reply: Reply, request: RecordedRequest, model: str) -> dict[str, Any]:
         raise NotImplementedError
+
+    def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
+        """(input, output) tokens a rendered reply reports."""
+        raise NotImplementedError
+
+    async def stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
+        """Send a rendered reply as the provider's server-sent events (bodies with stream: true)."""
+        raise ProviderError(400, f"the fake {self.provider} server does not stream")
 
     @property
     def base_url(self) -> str:
@@ -187,7 +197,28 @@ class FakeProviderServer:
         except ProviderError as exc:
             return self.error_response(exc.status, exc.message)
         reply = pick_reply(self.script, recorded, self.turn_index(recorded.body))
-        return web.json_response(self.render(reply, recorded, model))
+        payload = self.render(reply, recorded, model)
+        with self._lock:
+            self.served.append((model, *self.tokens_of(payload)))
+        if recorded.body.get("stream"):
+            try:
+                return await self.stream(request, payload)
+            except ProviderError as exc:
+                return self.error_response(exc.status, exc.message)
+        return web.json_response(payload)
+
+    @staticmethod
+    async def send_events(request: web.Request, events: list[tuple[str | None, dict[str, Any] | str]]) -> web.StreamResponse:
+        """``text/event-stream`` of (event name or None, data) pairs, one write each; a str
+        data (OpenAI's ``[DONE]``) is sent as it is."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        for name, data in events:
+            head = f"event: {name}\n" if name else ""
+            text = data if isinstance(data, str) else json.dumps(data)
+            await response.write(f"{head}data: {text}\n\n".encode())
+        await response.write_eof()
+        return response
 
     def auth_failure(self) -> web.Response:
         return self.error_response(401, None)

@@ -16,6 +16,9 @@ from harnesses.models.base import ToolCall, Usage
 from harnesses.transcript import Transcript, read_events
 from harnesses.trial import TrialOutcome, TrialSpec, run_trial
 
+SOLUTION = (Path(__file__).resolve().parents[2] / "suites/demo/solutions/swish/kernel.py").read_text()
+"""The demo suite's reference kernel for swish: what scripted agents write."""
+
 # Fast CPU scoring: one input seed, no timed loop (the verdict does not depend on timing).
 FAST_SCORE = {"seeds": 1, "skip_timing": True}
 
@@ -97,3 +100,19 @@ def skip_without_docker() -> None:
 
 def score_of(out_dir: Path) -> dict[str, Any]:
     return json.loads((out_dir / "score.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def agents_image() -> None:
+    from sandbox.docker_client import daemon_answers
+    from sandbox.image import AGENTS_TAG, image_recipe
+
+    problem = None
+    if not daemon_answers():
+        problem = "no Docker daemon answers (start one: bash scripts/docker_up.sh)"
+    elif image_recipe(AGENTS_TAG) is None:
+        problem = f"image {AGENTS_TAG} missing (build it: kernelarena sandbox build-image --with claude-code,codex)"
+    if problem and os.environ.get("CI"):
+        pytest.fail(f"CI is set but the agent CLI tests cannot run: {problem}")
+    if problem:
+        pytest.skip(problem)
