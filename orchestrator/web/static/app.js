@@ -19,7 +19,9 @@ function speed(v, d = 2) {
   // Like leaderboard.fmt_speedup: significant digits for tiny CPU-interpreted speedups.
   if (v === null || v === undefined) return "–";
   if (v === 0 || Math.abs(v) >= Math.pow(10, 1 - d)) return Number(v).toFixed(d);
-  return Number(v).toPrecision(2);
+  // Python's "%.2g": exponent notation below 1e-4, with a two-digit exponent.
+  if (Math.abs(v) < 1e-4) return Number(v).toExponential(1).replace(/e([+-])(\d)$/, "e$10$2");
+  return String(Number(Number(v).toPrecision(2)));
 }
 function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%"; }
 function money(v) { return v === null || v === undefined ? "–" : "$" + (v >= 1 ? v.toFixed(2) : v.toFixed(4)); }
