@@ -80,9 +80,10 @@ def hardware_label(sweep_dir: Path, index: Index) -> str:
                 return "CPU"
     try:
         spec = json.loads((sweep_dir / FROZEN_SPEC).read_text(encoding="utf-8"))
-        return str((spec.get("score") or {}).get("device") or "auto")
     except (OSError, ValueError):
         return "unknown"
+    device = str((spec.get("score") or {}).get("device") or "auto")
+    return "CPU" if device == "cpu" else f"{device} (no trial scored yet)"
 
 
 def roofline_share(task: Task | None, kernel_ms: float | None, device_name: str | None) -> float | None:
@@ -172,10 +173,15 @@ class Catalog:
             except UserError:
                 continue  # a sweep folder being created has no valid index yet
             index = entry.index
-            suites = list(dict.fromkeys(t.suite for t in index.trials))
+            suites = []
+            for suite in dict.fromkeys(t.suite for t in index.trials):
+                board, _ = self.board(sid, suite)
+                leader = board.models[0] if board.models and board.models[0].finished else None
+                suites.append({"suite": suite, "trials": sum(t.suite == suite for t in index.trials),
+                               "leader": leader.model if leader else None, "leader_score": leader.score if leader else None})
             out.append({"id": sid, "name": index.name, "harness": index.harness, "hardware": entry.hardware,
                         "updated_at": index.updated_at, "counts": index.counts, "models": len(index.models),
-                        "suites": [{"suite": s, "trials": sum(t.suite == s for t in index.trials)} for s in suites]})
+                        "suites": suites})
         return out
 
     def board(self, sweep_id: str, suite: str) -> tuple[Leaderboard, _SweepCache]:

@@ -72,7 +72,7 @@ def test_api_on_a_sweep_that_just_started(tmp_path: Path) -> None:
     planned_sweep(tmp_path / "fresh", "fresh", [{"id": "scripted:reference"}, {"id": "scripted:hacker"}], ["swish", "row_sum"])
     client = TestClient(create_app(Catalog([tmp_path], resamples=50)))
     sweeps = client.get("/api/sweeps").json()["sweeps"]
-    assert [(s["id"], s["counts"]["pending"], s["hardware"]) for s in sweeps] == [("fresh", 4, "cpu")]
+    assert [(s["id"], s["counts"]["pending"], s["hardware"]) for s in sweeps] == [("fresh", 4, "CPU")]
     board = client.get("/api/board/fresh/demo").json()
     assert board["counts"] == {"pending": 4, "running": 0, "done": 0, "failed": 0}
     assert {m["finished"] for m in board["board"]["models"]} == {0}

@@ -115,6 +115,7 @@ async function pageHome(token) {
         <td class="left"><a href="${boardHref(s.id, su.suite)}"><b>${esc(su.suite)}</b></a></td>
         <td class="left">${esc(s.hardware)}</td><td class="left">${esc(s.harness)}</td>
         <td class="left" data-v="${esc(s.id)}">${esc(s.id)}</td>
+        <td class="left" data-v="${esc(su.leader || "")}">${su.leader ? `${esc(su.leader)} <span class="muted small">score ${speed(su.leader_score, 3)}</span>` : '<span class="muted">–</span>'}</td>
         <td data-v="${s.models}">${s.models}</td><td data-v="${su.trials}">${su.trials}</td>
         <td data-v="${total ? finished / total : 0}"><span class="bar"><i style="width:${total ? (100 * finished / total).toFixed(1) : 0}%"></i></span>${finished}/${total}${c.running ? ` <span class="muted small">(${c.running} running)</span>` : ""}</td>
         <td data-v="${s.updated_at}">${ago(s.updated_at)}</td></tr>`);
@@ -123,7 +124,7 @@ async function pageHome(token) {
   view.innerHTML = `<div class="pagehead"><div><h1>Leaderboards</h1>
       <div class="muted">One board per sweep and suite, labelled with the hardware that scored it and the agent harness.</div></div></div>
     <div class="card"><div class="tablewrap"><table class="grid sortable" id="sweeps"><thead><tr>
-      <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th>
+      <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th><th class="left">leader</th>
       <th data-type="num">models</th><th data-type="num">trials</th><th data-type="num">finished</th><th data-type="num">updated</th>
     </tr></thead><tbody>${rows.join("")}</tbody></table></div></div>`;
   sortable(document.getElementById("sweeps"));

@@ -1,0 +1,112 @@
+"""How fast `kernelarena serve` shows a large sweep, in a real browser.
+
+    python benchmarks/web_load.py [--trials 2000] [--events 10000] [--templates SWEEP_DIR] [--repeats 3]
+
+Builds, with the orchestrator's own code (tests/web/factory.py), a sweep of `--trials` trials
+(10 models x the 4 demo tasks x samples; each trial a copy of a real scripted trial of the same
+task and model, from a real `kernelarena sweep` run first unless `--templates` names one) and a
+sweep whose one trial has a `--events`-event transcript. Serves them with uvicorn on loopback and
+drives headless Debian chromium (Playwright) to measure:
+
+- leaderboard first paint: navigation start to the leaderboard's rows painted (the next animation
+  frame after they exist), cold (the server builds the board and its 1000-resample bootstrap)
+  and warm (cached until index.json changes);
+- transcript load: navigation start to the first page of events painted, cold (the server takes
+  the file's line offsets) and warm, plus the time to page through the whole transcript;
+- bootstrap cost for 50 models x 300 tasks (benchmarks/bootstrap_cost.py's data and timing).
+
+Prints one table. Needs the web extra and the browser (scripts/browser_up.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bootstrap_cost import synthetic  # noqa: E402
+from kernelarena.logs import configure  # noqa: E402
+from orchestrator.bootstrap import bootstrap  # noqa: E402
+from tests.web.browser import chromium, serve  # noqa: E402
+from tests.web.factory import REAL_MODELS, TemplateTrial, planned_sweep, real_sweep, run_sweep, templates  # noqa: E402
+
+TASKS = ["swish", "row_sum", "softmax", "add_rmsnorm"]
+MODELS = 10
+PAINTED = "() => new Promise(r => requestAnimationFrame(() => r(performance.now())))"
+
+
+def build(root: Path, trials: int, events: int, source: Path | None) -> tuple[Path, str]:
+    if source is None:
+        source = real_sweep(root / "templates", TASKS)
+    found = templates(source)
+    samples = max(1, -(-trials // (MODELS * len(TASKS))))
+    models = [{"id": REAL_MODELS[i % 2], "name": f"model-{i:02d}"} for i in range(MODELS)]
+    spec, planned = planned_sweep(root / "big", "big", models, TASKS, samples=samples)
+    run_sweep(spec, root / "big", planned[:trials] if len(planned) > trials else planned, TemplateTrial(found))
+    spec, planned = planned_sweep(root / "long", "long", [{"id": "scripted:reference"}], ["swish"])
+    run_sweep(spec, root / "long", planned, TemplateTrial(found, long_trials={planned[0].trial_id: events}))
+    return root, planned[0].trial_id
+
+
+def timed_goto(page: object, url: str, selector: str) -> float:
+    """Milliseconds from navigation start to the frame after `selector` exists."""
+    page.goto("about:blank")  # type: ignore[attr-defined]
+    page.goto(url, wait_until="commit")  # type: ignore[attr-defined]
+    page.wait_for_selector(selector, timeout=120_000)  # type: ignore[attr-defined]
+    return float(page.evaluate(PAINTED))  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--events", type=int, default=10_000)
+    ap.add_argument("--templates", type=Path, default=None, help="a finished scripted sweep over the 4 demo tasks")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    configure(level="WARNING")
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    root = Path(tempfile.mkdtemp(prefix="kernelarena-webbench-"))
+    t0 = time.perf_counter()
+    _, long_trial = build(root, args.trials, args.events, args.templates)
+    built_s = time.perf_counter() - t0
+    big = json.loads((root / "big" / "index.json").read_text())
+    rows: list[tuple[str, str]] = [("sweep folders built (s)", f"{built_s:.1f}"),
+                                   ("trials in the big sweep", str(len(big["trials"])))]
+    with serve([root], resamples=1000) as url, chromium() as ctx:
+        page = ctx.new_page()
+        board = f"{url}/#/board/big/demo"
+        rows.append(("leaderboard first paint, cold (ms)", f"{timed_goto(page, board, '#leaderboard tbody tr'):.0f}"))
+        warm = [timed_goto(page, board, "#leaderboard tbody tr") for _ in range(args.repeats)]
+        rows.append(("leaderboard first paint, warm (ms, best)", f"{min(warm):.0f}"))
+        trial = f"{url}/#/trial/long/{quote(long_trial, safe='')}"
+        rows.append((f"transcript of {args.events} events, first page painted, cold (ms)", f"{timed_goto(page, trial, '.ev'):.0f}"))
+        warm = [timed_goto(page, trial, ".ev") for _ in range(args.repeats)]
+        rows.append((f"transcript of {args.events} events, first page painted, warm (ms, best)", f"{min(warm):.0f}"))
+        start = time.perf_counter()
+        while page.evaluate("document.getElementById('more').textContent") != "end of transcript":
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            page.wait_for_timeout(20)
+        rows.append((f"transcript of {args.events} events, every page loaded by scrolling (s)", f"{time.perf_counter() - start:.1f}"))
+    data = synthetic(50, 300, 1)
+    best = float("inf")
+    for _ in range(args.repeats):
+        t = time.perf_counter()
+        bootstrap(data, 1000, seed=0)
+        best = min(best, time.perf_counter() - t)
+    rows.append(("bootstrap, 50 models x 300 tasks x 1000 resamples (s, best)", f"{best:.2f}"))
+    width = max(len(k) for k, _ in rows)
+    print(f"{'figure':<{width}}  value  (cpus={os.cpu_count()})")
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
