@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -39,12 +40,20 @@ def serve(
             raise UserError(f"{root} is not a folder; pass sweep folders (or runs/) written by `kernelarena sweep`")
     if resamples < 0:
         raise UserError(f"--bootstrap must be 0 (no intervals) or a positive number of resamples, not {resamples}")
+    # Bound here rather than by uvicorn, which would log a port in use and exit 1 with no hint.
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port or --host") from None
     app = create_app(Catalog(roots, resamples=resamples, seed=seed))
     typer.echo(f"KernelArena: http://{host}:{port}/ ({', '.join(map(str, roots))}); Ctrl-C stops")
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
-    except OSError as exc:
-        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 def register(app: typer.Typer) -> None:

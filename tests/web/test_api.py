@@ -91,3 +91,15 @@ def test_serve_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
     proc = cli("serve", str(tmp_path / "nowhere"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "is not a folder" in proc.stderr
+
+
+@pytest.mark.skipif(missing_prerequisite() is not None, reason=str(missing_prerequisite()))
+def test_serve_refuses_a_port_in_use_in_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = cli("serve", str(tmp_path), "--port", str(taken.getsockname()[1]), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "choose another --port" in proc.stderr
