@@ -10,6 +10,7 @@ shows. A sweep rewrites index.json atomically after every trial, so that is the 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kernelarena.errors import UserError
+from orchestrator.sweep import STAGING_DIR
 from orchestrator.trial_files import TRANSCRIPT_FILE
 from orchestrator.web.catalog import Catalog, NotFound
 from orchestrator.web.transcripts import TranscriptPager
@@ -30,6 +32,21 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 POLL_S = 0.5
 """How often the event stream looks at the index files (a stat per sweep)."""
 KEEPALIVE_S = 15.0
+
+
+def staged_transcript(sweep_dir: Path, trial_id: str) -> Path | None:
+    """A running trial writes into `.staging/<folder>-<attempt>/` until it is moved in place; its
+    transcript is the one whose first event names the trial (the latest attempt's, if several)."""
+    found = []
+    for path in (sweep_dir / STAGING_DIR).glob(f"*/{TRANSCRIPT_FILE}"):
+        try:
+            with path.open(encoding="utf-8") as fh:
+                first = json.loads(fh.readline() or "{}")
+        except (OSError, ValueError):
+            continue
+        if (first.get("payload") or {}).get("trial_id") == trial_id:
+            found.append(path)
+    return max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
 
 
 def _json(data: object) -> JSONResponse:
@@ -80,7 +97,10 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S) -> Starlette:
         row = next((t for t in index.trials if t.trial_id == trial), None)
         if row is None:
             raise NotFound(f"sweep '{sweep}' has no trial '{trial}'")
-        path = catalog.sweeps()[sweep] / row.rel_dir / TRANSCRIPT_FILE
+        sweep_dir = catalog.sweeps()[sweep]
+        path = sweep_dir / row.rel_dir / TRANSCRIPT_FILE
+        if row.state == "running" or not path.is_file():
+            path = staged_transcript(sweep_dir, trial) or path
         if not path.is_file():
             raise NotFound(f"trial '{trial}' has no transcript yet (state {row.state})")
         return path, row.model_dump(mode="json")

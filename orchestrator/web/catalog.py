@@ -1,8 +1,9 @@
 """What the web app shows, read from sweep folders: the sweeps under the given roots, one
 leaderboard per (sweep, suite) labelled with its hardware and harness, per-kernel detail and plot
-data. Everything comes from the files a sweep writes (`index.json`, `tasks.json`, trial folders);
-results are cached by the stamp (mtime, size) of `index.json`, which the sweep rewrites
-atomically after every trial, so a page always sees a whole index and a change shows at once.
+data. Everything comes from the files a sweep writes (`index.json`, the ledger, `tasks.json`, trial
+folders). The trials' rows are read from the ledger (read-only SQLite; it also knows which trials
+are running, which index.json learns only when a trial ends), else from index.json; results are
+cached by the stamps (mtime, size) of index.json, the ledger and its WAL, so a change shows at once.
 
 The arithmetic is the leaderboard's own (`orchestrator.leaderboard.build_leaderboard`, with its
 bootstrap intervals); this module only chooses which trials go into a board.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sqlite3
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ from kernelarena.errors import UserError
 from orchestrator.index import INDEX_FILE, Index, load_index
 from orchestrator.leaderboard import Leaderboard, build_leaderboard
 from orchestrator.planner import ResolvedTask
-from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS
+from orchestrator.ledger import TrialRow
+from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
 from scorer.dynamic_checks import device_peaks
 from scorer.errors import ScorerUserError
@@ -34,6 +37,26 @@ class NotFound(UserError):
 
 
 Stamp = tuple[int, int]
+LEDGER_WAL = LEDGER_FILE + "-wal"
+
+
+def ledger_rows(sweep_dir: Path) -> list[TrialRow] | None:
+    """The ledger's rows, read-only: fresher than index.json, which is rebuilt only when a trial
+    ends (the ledger also knows which trials are running). None without a readable ledger."""
+    db = sweep_dir / LEDGER_FILE
+    if not db.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    con.row_factory = sqlite3.Row
+    try:
+        return [TrialRow.from_db(r) for r in con.execute("SELECT * FROM trials ORDER BY seq")]
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
 
 
 def _stamp(path: Path) -> Stamp | None:
@@ -42,6 +65,11 @@ def _stamp(path: Path) -> Stamp | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size
+
+
+def _sweep_stamp(sweep_dir: Path) -> tuple[Stamp | None, ...]:
+    """Every ledger commit touches the WAL file; index.json is rewritten after every trial."""
+    return tuple(_stamp(sweep_dir / name) for name in (INDEX_FILE, LEDGER_FILE, LEDGER_WAL))
 
 
 def find_sweeps(roots: list[Path]) -> list[Path]:
@@ -117,7 +145,7 @@ def _read_text(path: Path, limit: int = 400_000) -> str | None:
 
 @dataclass
 class _SweepCache:
-    stamp: Stamp
+    stamp: tuple[Stamp | None, ...]
     index: Index
     hardware: str
     boards: dict[str, Leaderboard]
@@ -139,9 +167,8 @@ class Catalog:
         return sweep_ids(find_sweeps(self.roots))
 
     def version(self) -> str:
-        """Changes whenever any sweep's index.json is rewritten, or a sweep appears or goes."""
-        parts = [f"{sid}:{_stamp(d / INDEX_FILE)}" for sid, d in self.sweeps().items()]
-        return str(hash(tuple(parts)) & 0xFFFFFFFFFFFF)
+        """Changes whenever a sweep's index or ledger changes, or a sweep appears or goes."""
+        return str(hash(tuple((sid, _sweep_stamp(d)) for sid, d in self.sweeps().items())) & 0xFFFFFFFFFFFF)
 
     def _dir(self, sweep_id: str) -> Path:
         found = self.sweeps().get(sweep_id)
@@ -150,13 +177,19 @@ class Catalog:
         return found
 
     def _load(self, sweep_dir: Path) -> _SweepCache:
-        stamp = _stamp(sweep_dir / INDEX_FILE)
+        stamp = _sweep_stamp(sweep_dir)
         with self._lock:
             cached = self._cache.get(sweep_dir)
             if cached is not None and cached.stamp == stamp:
                 return cached
         index = load_index(sweep_dir)
-        entry = _SweepCache(stamp=stamp or (0, 0), index=index, hardware=hardware_label(sweep_dir, index), boards={}, plots={})
+        rows = ledger_rows(sweep_dir)
+        if rows is not None:
+            counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+            for row in rows:
+                counts[row.state] += 1
+            index = index.model_copy(update={"trials": rows, "counts": counts})
+        entry = _SweepCache(stamp=stamp, index=index, hardware=hardware_label(sweep_dir, index), boards={}, plots={})
         with self._lock:
             self._cache[sweep_dir] = entry
         return entry

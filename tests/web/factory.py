@@ -7,7 +7,8 @@
   trial of the same task and model (kernel.py and score.json as the scorer wrote them) and writes
   its transcript through `harnesses.transcript.Transcript`, as many events as asked (an agent loop:
   requests, responses, tool calls and results, a retry now and then, a budget hit at the end).
-  A `gate` (semaphore) holds each trial until the test releases it: a sweep still running.
+  A gate (an event per trial id) holds a trial, its transcript begun, until the test sets it: a
+  sweep still running.
 """
 
 from __future__ import annotations
@@ -63,51 +64,58 @@ def planned_sweep(out: Path, name: str, models: list[dict[str, Any]], tasks: lis
     return spec, planned
 
 
-def write_transcript(path: Path, trial: PlannedTrial, events: int, score: dict[str, Any]) -> None:
-    """An agent loop's transcript of about `events` events, through the harness's own writer."""
-    with Transcript(path) as t:
+def write_transcript(t: Transcript, trial: PlannedTrial, events: int, score: dict[str, Any]) -> None:
+    """An agent loop's transcript of about `events` events, through the harness's own writer
+    (continuing after a trial_start already written)."""
+    if t.next_seq == 0:
         t.event("trial_start", trial_id=trial.trial_id, harness="minimal", device="cpu",
                 spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
-        turn = 0
-        tokens_in = tokens_out = 0
-        while t.next_seq < events - 4:
-            turn += 1
-            t.event("model_request", turn=turn, message_count=2 * turn, first_index=2 * turn - 2,
-                    messages=[{"role": "tool" if turn > 1 else "user", "content": f"step {turn}: ran the tests\n" + "ok\n" * 20}])
-            if turn % 50 == 0:
-                t.event("retry", attempt=1, error="HTTP 529 overloaded", wait_s=2.0)
-            t.event("model_response", turn=turn, text=f"Turn {turn}: let me time the kernel again.",
-                    tool_calls=[{"id": f"call_{turn}", "name": "bash", "arguments": {"command": "python bench.py"}}],
-                    usage={"input_tokens": 900, "output_tokens": 120}, latency_s=0.8, stop_reason="tool_use")
-            tokens_in += 900
-            tokens_out += 120
-            t.event("tool_call", id=f"call_{turn}", name="bash", arguments={"command": "python bench.py"})
-            t.event("tool_result", id=f"call_{turn}", name="bash", output=f"turn {turn}: 0.0123 ms\n" * 8, exit_code=0, duration_s=0.41)
-        t.event("budget", kind="max_turns", limit=turn, used=turn)
-        t.event("score", **score)
-        t.event("trial_end", exit_reason="budget", verdict=score.get("verdict"), duration_s=12.5,
-                usage={"turns": turn, "input_tokens": tokens_in, "output_tokens": tokens_out, "dollars": 0.0})
+    turn = 0
+    tokens_in = tokens_out = 0
+    while t.next_seq < events - 4:
+        turn += 1
+        t.event("model_request", turn=turn, message_count=2 * turn, first_index=2 * turn - 2,
+                messages=[{"role": "tool" if turn > 1 else "user", "content": f"step {turn}: ran the tests\n" + "ok\n" * 20}])
+        if turn % 50 == 0:
+            t.event("retry", attempt=1, error="HTTP 529 overloaded", wait_s=2.0)
+        t.event("model_response", turn=turn, text=f"Turn {turn}: let me time the kernel again.",
+                tool_calls=[{"id": f"call_{turn}", "name": "bash", "arguments": {"command": "python bench.py"}}],
+                usage={"input_tokens": 900, "output_tokens": 120}, latency_s=0.8, stop_reason="tool_use")
+        tokens_in += 900
+        tokens_out += 120
+        t.event("tool_call", id=f"call_{turn}", name="bash", arguments={"command": "python bench.py"})
+        t.event("tool_result", id=f"call_{turn}", name="bash", output=f"turn {turn}: 0.0123 ms\n" * 8, exit_code=0, duration_s=0.41)
+    t.event("budget", kind="max_turns", limit=turn, used=turn)
+    t.event("score", **score)
+    t.event("trial_end", exit_reason="budget", verdict=score.get("verdict"), duration_s=12.5,
+            usage={"turns": turn, "input_tokens": tokens_in, "output_tokens": tokens_out, "dollars": 0.0})
 
 
 class TemplateTrial:
     """A `TrialRunner` for `SweepRunner` (see the module docstring)."""
 
     def __init__(self, sources: dict[tuple[str, str], Path], events: int = 16,
-                 gate: threading.Semaphore | None = None, long_trials: dict[str, int] | None = None) -> None:
+                 gates: dict[str, threading.Event] | None = None, long_trials: dict[str, int] | None = None) -> None:
         self.sources = sources
         self.events = events
-        self.gate = gate
+        self.gates = gates or {}
         self.long_trials = long_trials or {}
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
-        if self.gate is not None:
-            while not await asyncio.to_thread(self.gate.acquire, True, 0.2):
-                pass
         source = self.sources[(trial.task, trial.model_id)]
+        transcript = Transcript(out_dir / TRANSCRIPT_FILE)
+        try:
+            gate = self.gates.get(trial.trial_id)
+            if gate is not None:  # running: the transcript has begun, the rest waits for the test
+                transcript.event("trial_start", trial_id=trial.trial_id, harness="minimal", device="cpu",
+                                 spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
+                while not await asyncio.to_thread(gate.wait, 0.2):
+                    pass
+            write_transcript(transcript, trial, self.long_trials.get(trial.trial_id, self.events), read_score(source) or {})
+        finally:
+            transcript.close()
         for name in (KERNEL_FILE, SCORE_FILE):
             shutil.copy2(source / name, out_dir / name)
-        write_transcript(out_dir / TRANSCRIPT_FILE, trial, self.long_trials.get(trial.trial_id, self.events),
-                         read_score(source) or {})
 
 
 def run_sweep(spec: SweepSpec, out: Path, planned: list[PlannedTrial], runner: TemplateTrial) -> SweepOutcome:

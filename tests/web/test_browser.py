@@ -36,17 +36,17 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def live(root: Path) -> Iterator[tuple[list, threading.Semaphore]]:
-    """A sweep still running: its trials wait for the test to release them one by one."""
+def live(root: Path) -> Iterator[tuple[list, dict[str, threading.Event]]]:
+    """A sweep still running: every trial has begun its transcript and waits for the test to let it finish."""
     out = root / "live"
     spec, planned = planned_sweep(out, "live", [{"id": "scripted:reference"}, {"id": "scripted:hacker"}], ["swish"], samples=2)
-    gate = threading.Semaphore(0)
-    runner = TemplateTrial(templates(root / "real"), gate=gate)
+    gates = {t.trial_id: threading.Event() for t in planned}
+    runner = TemplateTrial(templates(root / "real"), gates=gates)
     thread = threading.Thread(target=run_sweep, args=(spec, out, planned, runner), daemon=True)
     thread.start()
-    yield planned, gate
-    for _ in planned:
-        gate.release()
+    yield planned, gates
+    for gate in gates.values():
+        gate.set()
     thread.join(timeout=60)
 
 
@@ -156,22 +156,37 @@ def test_transcript_of_10k_events_loads_in_pages(page: object, base_url: str, ro
 
 
 def test_live_update_when_a_trial_finishes(page: object, base_url: str, live: tuple) -> None:
-    planned, gate = live
+    planned, gates = live
     page.goto(f"{base_url}/#/board/live/demo")
     page.wait_for_selector("#progress")
     page.wait_for_selector("#live.on")
+    page.wait_for_function(f"document.querySelectorAll('#kernels .v-running').length === {len(planned)}")
     assert page.inner_text("#progress").startswith(f"0/{len(planned)} finished")
     assert page.locator("#kernels .v-passed, #kernels .v-hack_detected").count() == 0
     page.evaluate("window.__sameDocument = true")
 
-    gate.release()  # the runner writes the trial; SweepRunner moves it in place, records it, rebuilds the index
+    # The trial ends; SweepRunner moves its folder in place, records it in the ledger, rebuilds the index.
+    gates[planned[0].trial_id].set()
     page.wait_for_function(f"document.querySelector('#progress').innerText.startsWith('1/{len(planned)} finished')")
     assert page.locator("#kernels .v-passed, #kernels .v-hack_detected").count() == 1
+    assert page.locator("#kernels .v-running").count() == len(planned) - 1
     assert page.locator("#leaderboard tbody tr").count() == 2
     assert page.evaluate("window.__sameDocument") is True  # updated in place, not reloaded
 
-    gate.release()
-    page.wait_for_function(f"document.querySelector('#progress').innerText.startsWith('2/{len(planned)} finished')")
+
+def test_transcript_of_a_running_trial_grows_live(page: object, base_url: str, live: tuple) -> None:
+    planned, gates = live
+    trial = planned[-1].trial_id
+    page.goto(f"{base_url}/#/trial/live/{quote(trial, safe='')}")
+    page.wait_for_selector(".ev")
+    assert page.locator(".ev").count() == 1  # only its trial_start so far (in .staging/)
+    assert "running" in page.inner_text("#running")
+
+    gates[trial].set()  # the rest of its transcript is written, and the trial is moved in place
+    page.wait_for_selector(".ev[data-type='trial_end']")
+    page.wait_for_selector("#running", state="detached")
+    assert page.locator(".ev").count() > 10
+    assert page.eval_on_selector_all(".ev", "els => els.map(e => Number(e.dataset.i))") == list(range(page.locator(".ev").count()))
 
 
 def test_plots_render(page: object, base_url: str) -> None:

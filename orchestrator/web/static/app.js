@@ -20,7 +20,10 @@ function speed(v, d = 2) {
   if (v === null || v === undefined) return "–";
   if (v === 0 || Math.abs(v) >= Math.pow(10, 1 - d)) return Number(v).toFixed(d);
   // Python's "%.2g": exponent notation below 1e-4, with a two-digit exponent.
-  if (Math.abs(v) < 1e-4) return Number(v).toExponential(1).replace(/e([+-])(\d)$/, "e$10$2");
+  if (Math.abs(v) < 1e-4) {
+    const [m, e] = Number(v).toExponential(1).split("e");
+    return `${parseFloat(m)}e${e[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(e, 10))).padStart(2, "0")}`;
+  }
   return String(Number(Number(v).toPrecision(2)));
 }
 function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%"; }
@@ -439,7 +442,7 @@ async function pageTrial(token, sweep, trial) {
         ${chip("retries", c.retry || 0, c.retry ? "v-incorrect" : "")}${chip("budget hits", c.budget || 0, c.budget ? "v-hack_detected" : "")}
         ${chip("errors", c.error || 0, c.error ? "v-hack_detected" : "")}${chip("duration", s.duration_s === null ? "–" : s.duration_s.toFixed(1) + " s")}
         ${chip("tokens", (row.input_tokens + row.output_tokens).toLocaleString())}${chip("dollars", money(row.dollars))}
-        ${s.ended ? "" : '<span class="chip v-incorrect">no trial_end: still running or cut short</span>'}</div></div></div>
+        ${s.ended ? "" : `<span class="chip v-running" id="running">${row.state === "running" ? "running: new events appear as they are written" : "no trial_end: the trial was cut short"}</span>`}</div></div></div>
     <section class="card"><h2>Events <span class="muted" id="ev-count"></span></h2>
       <div class="filters" id="filters"><span class="muted small">show only:</span>${TYPES.filter((t) => c[t]).map((t) => `<label><input type="checkbox" value="${t}">${t.replace(/_/g, " ")} (${c[t]})</label>`).join("")}</div>
       <div class="events" id="events"></div><div class="more" id="more"></div></section>`;
@@ -454,6 +457,8 @@ async function pageTrial(token, sweep, trial) {
     count.textContent = `${loaded.toLocaleString()} of ${total.toLocaleString()} loaded`;
     more.textContent = loaded < total ? "loading more as you scroll…" : "end of transcript";
   };
+  // One loader for scrolling and filtering: a filter change starts a new generation, and a
+  // request of an older one is dropped when it returns (its filter is no longer the page's).
   const next = async () => {
     if (busy || loaded >= total) return;
     busy = true;
@@ -461,17 +466,34 @@ async function pageTrial(token, sweep, trial) {
     try {
       const page = await api(q(loaded));
       if (mine === gen && token === renderToken) append(page);
-    } finally { busy = false; }
-    if (token === renderToken && more.getBoundingClientRect().top < window.innerHeight + 800) next();
+    } finally {
+      if (mine === gen) busy = false;
+    }
+    if (mine === gen && token === renderToken && more.getBoundingClientRect().top < window.innerHeight + 800) next();
   };
   append(first);
+  // A trial still running: its transcript grows; once every loaded page is shown, look for new
+  // events every two seconds until its trial_end arrives.
+  if (!s.ended) {
+    const tail = async () => {
+      if (token !== renderToken) return;
+      if (!busy && loaded >= total) {
+        const page = await api(q(loaded) + "&summary=1").catch(() => null);
+        if (page && token === renderToken) {
+          if (page.events.length) append(page);
+          if (page.summary.ended) { document.getElementById("running").remove(); return; }
+        }
+      }
+      setTimeout(tail, 2000);
+    };
+    setTimeout(tail, 2000);
+  }
   const observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) next(); }, { rootMargin: "800px" });
   observer.observe(more);
-  document.getElementById("filters").addEventListener("change", async (ev) => {
+  document.getElementById("filters").addEventListener("change", (ev) => {
     if (ev.target.checked) filter.add(ev.target.value); else filter.delete(ev.target.value);
-    gen++; loaded = 0; prev = null; list.innerHTML = "";
-    const page = await api(q(0));
-    if (token === renderToken) { append(page); next(); }
+    gen++; busy = false; loaded = 0; total = 1; prev = null; list.innerHTML = "";
+    next();
   });
 }
 
