@@ -153,7 +153,7 @@ class _SweepCache:
 
 
 class Catalog:
-    """Thread-safe cache of the sweeps under `roots`; every read checks index.json's stamp."""
+    """Thread-safe cache of the sweeps under `roots`; every read checks the sweep's stamps."""
 
     def __init__(self, roots: list[Path], resamples: int = 1000, seed: int = 0) -> None:
         self.roots = roots
@@ -208,7 +208,10 @@ class Catalog:
             index = entry.index
             suites = []
             for suite in dict.fromkeys(t.suite for t in index.trials):
-                board, _ = self.board(sid, suite)
+                # The ranking needs no bootstrap: a home page over many sweeps stays cheap.
+                with self._lock:
+                    board = entry.boards.get(suite)
+                board = board or build_leaderboard(self._suite_index(entry.index, suite), resamples=0)
                 leader = board.models[0] if board.models and board.models[0].finished else None
                 suites.append({"suite": suite, "trials": sum(t.suite == suite for t in index.trials),
                                "leader": leader.model if leader else None, "leader_score": leader.score if leader else None})
@@ -217,18 +220,20 @@ class Catalog:
                         "suites": suites})
         return out
 
+    @staticmethod
+    def _suite_index(index: Index, suite: str) -> Index:
+        trials = [t for t in index.trials if t.suite == suite]
+        models = {t.model for t in trials}
+        return index.model_copy(update={"trials": trials, "models": {m: e for m, e in index.models.items() if m in models}})
+
     def board(self, sweep_id: str, suite: str) -> tuple[Leaderboard, _SweepCache]:
         entry = self._load(self._dir(sweep_id))
         with self._lock:
             board = entry.boards.get(suite)
         if board is None:
-            trials = [t for t in entry.index.trials if t.suite == suite]
-            if not trials:
+            if not any(t.suite == suite for t in entry.index.trials):
                 raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
-            models = {t.model for t in trials}
-            sub = entry.index.model_copy(update={
-                "trials": trials, "models": {m: e for m, e in entry.index.models.items() if m in models}})
-            board = build_leaderboard(sub, resamples=self.resamples, seed=self.seed)
+            board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed)
             with self._lock:
                 entry.boards[suite] = board
         return board, entry
