@@ -182,12 +182,22 @@ async function pageBoard(token, sweep, suite) {
     const tds = models.map((m) => {
       const cells = byModel[m] || [];
       if (!cells.length) return "<td>–</td>";
+      const link = (cell) => (cell.state === "pending" ? null : trialHref(sweep, `${k.suite}/${k.task}/${cell.model}/${cell.sample}`));
+      if (cells.length > 1) {
+        // Several samples: one square per sample (its transcript on click), the pass count and the best speedup.
+        const passed = cells.filter((c) => c.verdict === "passed");
+        const best = Math.max(...passed.map((c) => c.speedup ?? 0));
+        const dots = cells.map((c) => {
+          const v = verdictClass(c.state, c.verdict), title = `sample ${c.sample}: ${v.replace(/_/g, " ")}${c.speedup !== null && c.verdict === "passed" ? " ×" + speed(c.speedup) : ""}`;
+          const dot = `<span class="dot v-${esc(v)}" title="${esc(title)}"></span>`;
+          return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
+        }).join("");
+        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length} passed${passed.length ? ` · best ×${speed(best)}` : ""}</span></td>`;
+      }
       return "<td>" + cells.map((cell) => {
         const sp = cell.verdict === "passed" && cell.speedup !== null ? `<span class="sp">×${speed(cell.speedup)}</span>` : "";
-        const link = cell.state === "done" || cell.state === "failed" || cell.state === "running"
-          ? trialHref(sweep, `${k.suite}/${k.task}/${cell.model}/${cell.sample}`) : null;
         const inner = badge(cell.state, cell.verdict) + sp;
-        return link ? `<a href="${link}" title="transcript">${inner}</a>` : inner;
+        return link(cell) ? `<a href="${link(cell)}" title="transcript">${inner}</a>` : inner;
       }).join(" ") + "</td>";
     }).join("");
     return `<tr data-task="${esc(k.task)}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}">${esc(k.task)}</a></td>${tds}</tr>`;
@@ -251,7 +261,7 @@ async function drawPlots(token, sweep, suite) {
   const models = Object.keys(data.speedups);
   if (models.some((m) => data.speedups[m].length)) {
     Plotly.newPlot(sp, models.map((m) => ({ type: "box", name: m, y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0, marker: { size: 5 } })),
-      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", title: "speedup × (log)", zeroline: false }, showlegend: false }), cfg);
+      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", dtick: "D2", title: "speedup × (log)", zeroline: false }, showlegend: false }), cfg);
   } else emptyPlot(sp, "No correct kernel yet: nothing to plot.");
   const cost = document.getElementById("plot-cost");
   const rows = data.cost.filter((r) => r.finished);
