@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import plotly
@@ -57,7 +57,9 @@ def _error(exc: UserError) -> JSONResponse:
     return JSONResponse({"error": str(exc)}, status_code=404 if isinstance(exc, NotFound) else 400)
 
 
-def create_app(catalog: Catalog, poll_s: float = POLL_S) -> Starlette:
+def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], bool] = lambda: False) -> Starlette:
+    """`stopping`: true once the server shuts down; event streams then end, so that Ctrl-C does not
+    wait on browsers that keep them open."""
     pager = TranscriptPager()
 
     async def sweeps(_: Request) -> Response:
@@ -125,7 +127,7 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S) -> Starlette:
         async def stream() -> AsyncIterator[str]:
             last = None
             idle = 0.0
-            while not await request.is_disconnected():
+            while not stopping() and not await request.is_disconnected():
                 version = await asyncio.to_thread(catalog.version)
                 if version != last:
                     last = version

@@ -48,10 +48,13 @@ def serve(
     except OSError as exc:
         sock.close()
         raise UserError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port or --host") from None
-    app = create_app(Catalog(roots, resamples=resamples, seed=seed))
+    server: uvicorn.Server | None = None
+    app = create_app(Catalog(roots, resamples=resamples, seed=seed),
+                     stopping=lambda: server is not None and server.should_exit)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
     typer.echo(f"KernelArena: http://{host}:{port}/ ({', '.join(map(str, roots))}); Ctrl-C stops")
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()
 

@@ -41,8 +41,10 @@ def serve(roots: list[Path], resamples: int = 200, poll_s: float = 0.2) -> Itera
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(Catalog(roots, resamples=resamples), poll_s=poll_s)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server: uvicorn.Server | None = None
+    app = create_app(Catalog(roots, resamples=resamples), poll_s=poll_s,
+                     stopping=lambda: server is not None and server.should_exit)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

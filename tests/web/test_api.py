@@ -103,3 +103,39 @@ def test_serve_refuses_a_port_in_use_in_one_line(tmp_path: Path) -> None:
         proc = cli("serve", str(tmp_path), "--port", str(taken.getsockname()[1]), timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "choose another --port" in proc.stderr
+
+
+@pytest.mark.skipif(missing_prerequisite() is not None, reason=str(missing_prerequisite()))
+def test_ctrl_c_stops_serve_while_a_browser_holds_the_event_stream(tmp_path: Path) -> None:
+    import http.client
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from tests.orchestrator.sweep_helpers import REPO
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "serve", str(tmp_path), "--port", str(port)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", "/api/events")
+                stream = conn.getresponse()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no server"
+                time.sleep(0.2)
+        assert stream.readline().startswith(b"event: version")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+        conn.close()
+    finally:
+        proc.kill()
+    assert proc.returncode in (0, 130) and "Traceback" not in err, err  # 130: the usual code after Ctrl-C
