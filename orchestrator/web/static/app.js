@@ -522,6 +522,21 @@ async function route() {
   }
 }
 
+const REFRESH_MS = 1500;  // a busy sweep commits often: re-render at most this often
+let lastRefresh = 0, refreshTimer = null;
+function refresh() {
+  // A transcript page keeps its scroll position and loaded pages (it tails a running trial itself).
+  if (location.hash.startsWith("#/trial/")) return;
+  const wait = lastRefresh + REFRESH_MS - Date.now();
+  if (wait > 0) {
+    if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, wait);
+    return;
+  }
+  lastRefresh = Date.now();
+  const y = window.scrollY;
+  route().then(() => window.scrollTo(0, y));
+}
+
 function connectLive() {
   let version = null;
   const source = new EventSource("/api/events");
@@ -529,12 +544,8 @@ function connectLive() {
     live.className = "live on";
     live.textContent = "live";
     if (version !== null && ev.data !== version) {
-      // A trial finished (index.json was rewritten): re-read what this page shows. A transcript
-      // page keeps its scroll position and loaded pages, so it is not re-rendered.
-      if (!location.hash.startsWith("#/trial/")) {
-        const y = window.scrollY;
-        route().then(() => window.scrollTo(0, y));
-      }
+      // The ledger or index changed (a trial started or finished): re-read what this page shows.
+      refresh();
       live.classList.add("flash");
       setTimeout(() => live.classList.remove("flash"), 1200);
     }
