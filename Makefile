@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch pinned to the CPU build on local disk; a bare `torch` would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,web]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -29,4 +29,5 @@ demo: install
 test: install
 	# --with: the agents image (Claude Code and Codex CLIs) for the claude-code/codex harness tests.
 	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex
+	-bash scripts/browser_up.sh
 	bash scripts/run_tests.sh

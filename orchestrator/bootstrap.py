@@ -69,9 +69,12 @@ def statistics(speed: np.ndarray, correct: np.ndarray, valid: np.ndarray) -> dic
     mean = v.sum(axis=1) / safe_n
     pass_at_1 = (correct & valid).sum(axis=1) / safe_n
     ordered = np.sort(np.where(valid, speed, np.inf), axis=1)  # absent results sort last
-    lo = np.take_along_axis(ordered, np.maximum((n - 1) // 2, 0)[:, None], axis=1)[:, 0]
-    hi = np.take_along_axis(ordered, np.minimum(n // 2, ordered.shape[1] - 1)[:, None], axis=1)[:, 0]
-    median = np.where(has, (lo + hi) / 2, 0.0)
+    if ordered.shape[1] == 0:  # no result at all: a sweep none of whose trials has finished yet
+        median = np.zeros(len(n))
+    else:
+        lo = np.take_along_axis(ordered, np.maximum((n - 1) // 2, 0)[:, None], axis=1)[:, 0]
+        hi = np.take_along_axis(ordered, np.minimum(n // 2, ordered.shape[1] - 1)[:, None], axis=1)[:, 0]
+        median = np.where(has, (lo + hi) / 2, 0.0)
     mean = np.where(has, mean, 0.0)
     pos = valid & correct & (speed > 0)
     g = pos.sum(axis=1)

@@ -13,6 +13,7 @@ import typer
 from kernelarena.errors import UserError
 from kernelarena.logs import configure as configure_logging
 from orchestrator.commands import hacks, scoring, sandbox_cmds, suites_cmds, sweep_cmds, trial_cmds
+from orchestrator.web import command as web_command
 from scorer.errors import ScorerUserError
 
 app = typer.Typer(
@@ -23,7 +24,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (scoring, hacks, suites_cmds, sandbox_cmds, trial_cmds, sweep_cmds):
+for module in (scoring, hacks, suites_cmds, sandbox_cmds, trial_cmds, sweep_cmds, web_command):
     module.register(app)
 
 

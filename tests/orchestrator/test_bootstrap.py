@@ -220,3 +220,10 @@ def test_cli_json_and_markdown_carry_the_same_numbers(sweep_dir: Path) -> None:
     assert cells[cols.index("P(rank holds)")] == f"{top.order_confidence:.2f}"
     bad = _cli("leaderboard", str(sweep_dir), "--bootstrap", "-1")
     assert bad.returncode == 2 and "--bootstrap" in bad.stderr
+
+
+def test_no_finished_trial_yet() -> None:
+    """A sweep that has just started (every trial pending) has no results: no interval, no crash."""
+    result = bootstrap([{}, {}], resamples=50, seed=0)
+    assert result.score_ci(0) == (0.0, 0.0) and result.geomean_ci(0) is None
+    assert result.order_confidence(0, 1) == 0.5

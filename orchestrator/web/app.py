@@ -1,0 +1,166 @@
+"""The `kernelarena serve` web app: a JSON API over the sweep folders plus a static single-page
+front end (plain HTML/JS/CSS in `static/`, Plotly's own bundle served from the installed `plotly`
+package: no build step, nothing fetched from another host).
+
+Live updates: `/api/events` is a server-sent event stream that sends the catalog's version (a
+digest of every index.json's mtime and size) whenever it changes; the page then re-reads what it
+shows. A sweep rewrites index.json atomically after every trial, so that is the moment to look.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import plotly
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kernelarena.errors import UserError
+from orchestrator.sweep import STAGING_DIR
+from orchestrator.trial_files import TRANSCRIPT_FILE
+from orchestrator.web.catalog import Catalog, NotFound
+from orchestrator.web.transcripts import TranscriptPager
+
+STATIC = Path(__file__).parent / "static"
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+POLL_S = 0.5
+"""How often the event stream looks at the index files (a stat per sweep)."""
+KEEPALIVE_S = 15.0
+
+
+def staged_transcript(sweep_dir: Path, trial_id: str) -> Path | None:
+    """A running trial writes into `.staging/<folder>-<attempt>/` until it is moved in place; its
+    transcript is the one whose first event names the trial (the latest attempt's, if several)."""
+    found = []
+    for path in (sweep_dir / STAGING_DIR).glob(f"*/{TRANSCRIPT_FILE}"):
+        try:
+            with path.open(encoding="utf-8") as fh:
+                first = json.loads(fh.readline() or "{}")
+        except (OSError, ValueError):
+            continue
+        if (first.get("payload") or {}).get("trial_id") == trial_id:
+            found.append(path)
+    return max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
+
+
+def _json(data: object) -> JSONResponse:
+    return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
+
+def _error(exc: UserError) -> JSONResponse:
+    return JSONResponse({"error": str(exc)}, status_code=404 if isinstance(exc, NotFound) else 400)
+
+
+def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], bool] = lambda: False) -> Starlette:
+    """`stopping`: true once the server shuts down; event streams then end, so that Ctrl-C does not
+    wait on browsers that keep them open."""
+    pager = TranscriptPager()
+
+    async def sweeps(_: Request) -> Response:
+        return _json({"version": catalog.version(), "sweeps": await asyncio.to_thread(catalog.summary)})
+
+    async def board(request: Request) -> Response:
+        sweep, suite = request.path_params["sweep"], request.path_params["suite"]
+        try:
+            lb, entry = await asyncio.to_thread(catalog.board, sweep, suite)
+        except UserError as exc:
+            return _error(exc)
+        index = entry.index
+        counts: dict[str, int] = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+        for t in index.trials:
+            if t.suite == suite:
+                counts[t.state] += 1
+        return _json({"sweep": sweep, "suite": suite, "hardware": entry.hardware, "harness": index.harness,
+                      "updated_at": index.updated_at, "counts": counts, "board": lb.model_dump(mode="json")})
+
+    async def kernel(request: Request) -> Response:
+        p = request.path_params
+        try:
+            return _json(await asyncio.to_thread(catalog.kernel, p["sweep"], p["suite"], p["task"]))
+        except UserError as exc:
+            return _error(exc)
+
+    async def plots(request: Request) -> Response:
+        p = request.path_params
+        try:
+            return _json(await asyncio.to_thread(catalog.plots, p["sweep"], p["suite"]))
+        except UserError as exc:
+            return _error(exc)
+
+    def _transcript_path(request: Request) -> tuple[Path, dict]:
+        sweep, trial = request.query_params.get("sweep", ""), request.query_params.get("trial", "")
+        index = catalog.index(sweep)
+        row = next((t for t in index.trials if t.trial_id == trial), None)
+        if row is None:
+            raise NotFound(f"sweep '{sweep}' has no trial '{trial}'")
+        sweep_dir = catalog.sweeps()[sweep]
+        path = sweep_dir / row.rel_dir / TRANSCRIPT_FILE
+        if row.state == "running" or not path.is_file():
+            path = staged_transcript(sweep_dir, trial) or path
+        if not path.is_file():
+            raise NotFound(f"trial '{trial}' has no transcript yet (state {row.state})")
+        return path, row.model_dump(mode="json")
+
+    async def transcript(request: Request) -> Response:
+        q = request.query_params
+        try:
+            path, row = await asyncio.to_thread(_transcript_path, request)
+            offset, limit = int(q.get("offset", "0")), int(q.get("limit", "200"))
+        except UserError as exc:
+            return _error(exc)
+        except ValueError:
+            return JSONResponse({"error": "offset and limit must be integers"}, status_code=400)
+        types = {t for t in q.get("types", "").split(",") if t} or None
+        page = await asyncio.to_thread(pager.page, path, offset, limit, types)
+        if q.get("summary") == "1":
+            page["summary"] = await asyncio.to_thread(pager.summary, path)
+            page["trial"] = row
+        return _json(page)
+
+    async def events(request: Request) -> Response:
+        async def stream() -> AsyncIterator[str]:
+            last = None
+            idle = 0.0
+            while not stopping() and not await request.is_disconnected():
+                version = await asyncio.to_thread(catalog.version)
+                if version != last:
+                    last = version
+                    idle = 0.0
+                    yield f"event: version\ndata: {version}\n\n"
+                elif idle >= KEEPALIVE_S:
+                    idle = 0.0
+                    yield ": keep-alive\n\n"
+                await asyncio.sleep(poll_s)
+                idle += poll_s
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def plotly_js(_: Request) -> Response:
+        return FileResponse(PLOTLY_JS, media_type="application/javascript",
+                            headers={"Cache-Control": "public, max-age=86400"})
+
+    async def home(_: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def not_found(_: Request) -> Response:
+        return PlainTextResponse("not found", status_code=404)
+
+    return Starlette(routes=[
+        Route("/", home),
+        Route("/api/sweeps", sweeps),
+        Route("/api/board/{sweep}/{suite}", board),
+        Route("/api/kernel/{sweep}/{suite}/{task}", kernel),
+        Route("/api/plots/{sweep}/{suite}", plots),
+        Route("/api/transcript", transcript),
+        Route("/api/events", events),
+        Route("/vendor/plotly.min.js", plotly_js),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/{rest:path}", not_found),
+    ])

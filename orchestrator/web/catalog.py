@@ -1,0 +1,323 @@
+"""What the web app shows, read from sweep folders: the sweeps under the given roots, one
+leaderboard per (sweep, suite) labelled with its hardware and harness, per-kernel detail and plot
+data. Everything comes from the files a sweep writes (`index.json`, the ledger, `tasks.json`, trial
+folders). The trials' rows are read from the ledger (read-only SQLite; it also knows which trials
+are running, which index.json learns only when a trial ends), else from index.json; results are
+cached by the stamps (mtime, size) of index.json, the ledger and its WAL, so a change shows at once.
+
+The arithmetic is the leaderboard's own (`orchestrator.leaderboard.build_leaderboard`, with its
+bootstrap intervals); this module only chooses which trials go into a board.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelarena.errors import UserError
+from orchestrator.index import INDEX_FILE, Index, load_index
+from orchestrator.leaderboard import Leaderboard, build_leaderboard
+from orchestrator.planner import ResolvedTask
+from orchestrator.ledger import TrialRow
+from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
+from orchestrator.trial_files import KERNEL_FILE, read_score
+from scorer.dynamic_checks import device_peaks
+from scorer.errors import ScorerUserError
+from scorer.suites import Task, load_suite
+
+
+class NotFound(UserError):
+    """An unknown sweep, suite, task or trial in a request (HTTP 404)."""
+
+
+Stamp = tuple[int, int]
+LEDGER_WAL = LEDGER_FILE + "-wal"
+
+
+def ledger_rows(sweep_dir: Path) -> list[TrialRow] | None:
+    """The ledger's rows, read-only: fresher than index.json, which is rebuilt only when a trial
+    ends (the ledger also knows which trials are running). None without a readable ledger."""
+    db = sweep_dir / LEDGER_FILE
+    if not db.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    con.row_factory = sqlite3.Row
+    try:
+        return [TrialRow.from_db(r) for r in con.execute("SELECT * FROM trials ORDER BY seq")]
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _sweep_stamp(sweep_dir: Path) -> tuple[Stamp | None, ...]:
+    """Every ledger commit touches the WAL file; index.json is rewritten after every trial."""
+    return tuple(_stamp(sweep_dir / name) for name in (INDEX_FILE, LEDGER_FILE, LEDGER_WAL))
+
+
+def find_sweeps(roots: list[Path]) -> list[Path]:
+    """Each root is a sweep folder (holds index.json) or a folder of sweep folders (like runs/)."""
+    found: list[Path] = []
+    for root in roots:
+        if (root / INDEX_FILE).is_file():
+            found.append(root)
+        elif root.is_dir():
+            found += sorted(p for p in root.iterdir() if (p / INDEX_FILE).is_file())
+    return found
+
+
+def sweep_ids(dirs: list[Path]) -> dict[str, Path]:
+    """URL-safe id per sweep folder: its name, with a suffix when two roots hold the same name."""
+    out: dict[str, Path] = {}
+    for d in dirs:
+        base = candidate = d.name
+        n = 2
+        while candidate in out:
+            candidate = f"{base}-{n}"
+            n += 1
+        out[candidate] = d
+    return out
+
+
+def hardware_label(sweep_dir: Path, index: Index) -> str:
+    """The scoring device as the trials' score.json recorded it (GPU name, else CPU), or the
+    frozen spec's `score.device` while no trial has finished."""
+    for row in index.trials:
+        if row.state == "done":
+            env = (read_score(sweep_dir / row.rel_dir) or {}).get("environment") or {}
+            if env.get("gpu"):
+                return str(env["gpu"])
+            if env:
+                return "CPU"
+    try:
+        spec = json.loads((sweep_dir / FROZEN_SPEC).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "unknown"
+    device = str((spec.get("score") or {}).get("device") or "auto")
+    return "CPU" if device == "cpu" else f"{device} (no trial scored yet)"
+
+
+def roofline_share(task: Task | None, kernel_ms: float | None, device_name: str | None) -> float | None:
+    """Share of the device's roofline a kernel reaches: floor_ms / kernel_ms, with floor = max(bytes
+    / peak bandwidth, FLOPs / peak tensor rate), the scorer's own peaks (`impossible-speed` uses
+    them). None without the task's counts, a timed kernel or a device whose peaks are known."""
+    if task is None or not kernel_ms or kernel_ms <= 0 or not device_name or not (task.flops or task.bytes_moved):
+        return None
+    peaks = device_peaks(device_name)
+    if peaks is None:
+        return None
+    bandwidth, _fp32, tensor = peaks
+    floor_ms = max((task.bytes_moved or 0) / bandwidth, (task.flops or 0) / tensor) * 1e3
+    return floor_ms / kernel_ms
+
+
+def kernel_diff(reference: str | None, source: str | None, task: str) -> str | None:
+    if reference is None or source is None:
+        return None
+    return "".join(difflib.unified_diff(reference.splitlines(keepends=True), source.splitlines(keepends=True),
+                                        fromfile=f"{task}/reference solution", tofile=f"{task}/kernel.py", n=3))
+
+
+def _read_text(path: Path, limit: int = 400_000) -> str | None:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+@dataclass
+class _SweepCache:
+    stamp: tuple[Stamp | None, ...]
+    index: Index
+    hardware: str
+    boards: dict[str, Leaderboard]
+    plots: dict[str, dict[str, Any]]
+
+
+class Catalog:
+    """Thread-safe cache of the sweeps under `roots`; every read checks the sweep's stamps."""
+
+    def __init__(self, roots: list[Path], resamples: int = 1000, seed: int = 0) -> None:
+        self.roots = roots
+        self.resamples = resamples
+        self.seed = seed
+        self._lock = threading.Lock()
+        self._cache: dict[Path, _SweepCache] = {}
+        self._tasks: dict[Path, dict[tuple[str, str], Task | None]] = {}
+
+    def sweeps(self) -> dict[str, Path]:
+        return sweep_ids(find_sweeps(self.roots))
+
+    def version(self) -> str:
+        """Changes whenever a sweep's index or ledger changes, or a sweep appears or goes."""
+        return str(hash(tuple((sid, _sweep_stamp(d)) for sid, d in self.sweeps().items())) & 0xFFFFFFFFFFFF)
+
+    def _dir(self, sweep_id: str) -> Path:
+        found = self.sweeps().get(sweep_id)
+        if found is None:
+            raise NotFound(f"no sweep '{sweep_id}' under {', '.join(map(str, self.roots))}")
+        return found
+
+    def _load(self, sweep_dir: Path) -> _SweepCache:
+        stamp = _sweep_stamp(sweep_dir)
+        with self._lock:
+            cached = self._cache.get(sweep_dir)
+            if cached is not None and cached.stamp == stamp:
+                return cached
+        index = load_index(sweep_dir)
+        rows = ledger_rows(sweep_dir)
+        if rows is not None:
+            counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+            for row in rows:
+                counts[row.state] += 1
+            index = index.model_copy(update={"trials": rows, "counts": counts})
+        entry = _SweepCache(stamp=stamp, index=index, hardware=hardware_label(sweep_dir, index), boards={}, plots={})
+        with self._lock:
+            self._cache[sweep_dir] = entry
+        return entry
+
+    def index(self, sweep_id: str) -> Index:
+        return self._load(self._dir(sweep_id)).index
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One entry per sweep with its suites: what the home page lists."""
+        out = []
+        for sid, d in self.sweeps().items():
+            try:
+                entry = self._load(d)
+            except UserError:
+                continue  # a sweep folder being created has no valid index yet
+            index = entry.index
+            suites = []
+            for suite in dict.fromkeys(t.suite for t in index.trials):
+                # The ranking needs no bootstrap: a home page over many sweeps stays cheap.
+                with self._lock:
+                    board = entry.boards.get(suite)
+                board = board or build_leaderboard(self._suite_index(entry.index, suite), resamples=0)
+                leader = board.models[0] if board.models and board.models[0].finished else None
+                suites.append({"suite": suite, "trials": sum(t.suite == suite for t in index.trials),
+                               "leader": leader.model if leader else None, "leader_score": leader.score if leader else None})
+            out.append({"id": sid, "name": index.name, "harness": index.harness, "hardware": entry.hardware,
+                        "updated_at": index.updated_at, "counts": index.counts, "models": len(index.models),
+                        "suites": suites})
+        return out
+
+    @staticmethod
+    def _suite_index(index: Index, suite: str) -> Index:
+        trials = [t for t in index.trials if t.suite == suite]
+        models = {t.model for t in trials}
+        return index.model_copy(update={"trials": trials, "models": {m: e for m, e in index.models.items() if m in models}})
+
+    def board(self, sweep_id: str, suite: str) -> tuple[Leaderboard, _SweepCache]:
+        entry = self._load(self._dir(sweep_id))
+        with self._lock:
+            board = entry.boards.get(suite)
+        if board is None:
+            if not any(t.suite == suite for t in entry.index.trials):
+                raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
+            board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed)
+            with self._lock:
+                entry.boards[suite] = board
+        return board, entry
+
+    def task(self, sweep_id: str, suite: str, task: str) -> Task | None:
+        """The suite's task (for its reference solution and roofline counts), via tasks.json."""
+        sweep_dir = self._dir(sweep_id)
+        with self._lock:
+            known = self._tasks.setdefault(sweep_dir, {})
+            if (suite, task) in known:
+                return known[(suite, task)]
+        found = None
+        try:
+            resolved = [ResolvedTask.model_validate(t) for t in json.loads((sweep_dir / FROZEN_TASKS).read_text(encoding="utf-8"))]
+            entry = next((t for t in resolved if t.suite == suite and t.task == task), None)
+            if entry is not None:
+                found = load_suite(entry.suite_root).tasks.get(task)
+        except (OSError, ValueError, UserError, ScorerUserError):  # a moved suite folder: no reference, no roofline
+            found = None
+        with self._lock:
+            known[(suite, task)] = found
+        return found
+
+    def kernel(self, sweep_id: str, suite: str, task: str) -> dict[str, Any]:
+        entry = self._load(self._dir(sweep_id))
+        sweep_dir = self._dir(sweep_id)
+        rows = [t for t in entry.index.trials if t.suite == suite and t.task == task]
+        if not rows:
+            raise NotFound(f"sweep '{sweep_id}' has no task '{suite}/{task}'")
+        spec = self.task(sweep_id, suite, task)
+        reference = _read_text(spec.solution) if spec is not None and spec.solution is not None else None
+        trials = []
+        for row in sorted(rows, key=lambda r: (r.model, r.sample)):
+            trial_dir = sweep_dir / row.rel_dir
+            score = read_score(trial_dir) if row.state in ("done", "failed") else None
+            score = score or {}
+            timing = score.get("timing") or {}
+            env = score.get("environment") or {}
+            source = _read_text(trial_dir / KERNEL_FILE) if row.state in ("done", "failed") else None
+            trials.append({
+                "trial_id": row.trial_id, "model": row.model, "sample": row.sample, "state": row.state,
+                "verdict": row.verdict, "speedup": row.speedup, "rel_dir": row.rel_dir,
+                "baseline_ms": timing.get("baseline_ms"), "kernel_ms": timing.get("kernel_ms"),
+                "roofline_share": roofline_share(spec, timing.get("kernel_ms"), env.get("gpu")),
+                "device": env.get("gpu") or ("CPU" if env else None),
+                "hacks": score.get("hacks") or [], "flags": score.get("flags") or [],
+                "error": row.error or score.get("error"), "exit_reason": row.exit_reason,
+                "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
+                "source": source, "diff": kernel_diff(reference, source, task),
+            })
+        return {"sweep": sweep_id, "suite": suite, "task": task, "hardware": entry.hardware,
+                "level": spec.level if spec is not None else None,
+                "flops": spec.flops if spec is not None else None,
+                "bytes_moved": spec.bytes_moved if spec is not None else None,
+                "reference": reference, "trials": trials}
+
+    def plots(self, sweep_id: str, suite: str) -> dict[str, Any]:
+        """Plot data: correct kernels' speedups per model, pass@1 against dollars per model, and
+        each task's best roofline share per model (tasks with roofline counts on a known device)."""
+        board, entry = self.board(sweep_id, suite)
+        with self._lock:
+            cached = entry.plots.get(suite)
+        if cached is not None:
+            return cached
+        sweep_dir = self._dir(sweep_id)
+        speedups: dict[str, list[float]] = defaultdict(list)
+        roofline: dict[str, dict[str, float]] = defaultdict(dict)
+        for row in entry.index.trials:
+            if row.suite != suite or row.state != "done" or row.verdict != "passed" or row.speedup is None:
+                continue
+            speedups[row.model].append(row.speedup)
+            spec = self.task(sweep_id, suite, row.task)
+            if spec is None or not (spec.flops or spec.bytes_moved):
+                continue
+            score = read_score(sweep_dir / row.rel_dir) or {}
+            share = roofline_share(spec, (score.get("timing") or {}).get("kernel_ms"), (score.get("environment") or {}).get("gpu"))
+            if share is not None:
+                roofline[row.model][row.task] = max(share, roofline[row.model].get(row.task, 0.0))
+        data = {
+            "speedups": {m.model: speedups.get(m.model, []) for m in board.models},
+            "cost": [{"model": m.model, "pass_at_1": m.pass_at_1, "dollars": m.dollars, "finished": m.finished,
+                      "score": m.score} for m in board.models],
+            "roofline": {m.model: roofline.get(m.model, {}) for m in board.models},
+        }
+        with self._lock:
+            entry.plots[suite] = data
+        return data

@@ -1,0 +1,559 @@
+// KernelArena's browser front end: hash routes over the JSON API of orchestrator/web/app.py.
+// No build step and no framework: each page is a function that fetches and renders.
+"use strict";
+
+const view = document.getElementById("view");
+const crumbs = document.getElementById("crumbs");
+const live = document.getElementById("live");
+const sortState = {};          // table id -> {col, dir}, kept across live re-renders
+let renderToken = 0;           // a newer render cancels an older one's late writes
+let plotlyLoading = null;
+
+// ---------- helpers ----------
+function esc(s) {
+  return String(s === null || s === undefined ? "" : s).replace(/[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+function num(v, d = 2) { return v === null || v === undefined ? "–" : Number(v).toFixed(d); }
+function speed(v, d = 2) {
+  // Like leaderboard.fmt_speedup: significant digits for tiny CPU-interpreted speedups.
+  if (v === null || v === undefined) return "–";
+  if (v === 0 || Math.abs(v) >= Math.pow(10, 1 - d)) return Number(v).toFixed(d);
+  // Python's "%.2g": exponent notation below 1e-4, with a two-digit exponent.
+  if (Math.abs(v) < 1e-4) {
+    const [m, e] = Number(v).toExponential(1).split("e");
+    return `${parseFloat(m)}e${e[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(e, 10))).padStart(2, "0")}`;
+  }
+  return String(Number(Number(v).toPrecision(2)));
+}
+function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%"; }
+function money(v) { return v === null || v === undefined ? "–" : "$" + (v >= 1 ? v.toFixed(2) : v.toFixed(4)); }
+function ci(pair, d = 2) { return pair ? `[${speed(pair[0], d)}, ${speed(pair[1], d)}]` : ""; }
+function ago(ts) {
+  if (!ts) return "–";
+  const s = Math.max(0, Date.now() / 1000 - ts);
+  if (s < 60) return `${Math.round(s)} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(ts * 1000).toISOString().slice(0, 16).replace("T", " ");
+}
+function verdictClass(state, verdict) {
+  if (state === "pending" || state === "running") return state;
+  if (state === "failed") return "failed";
+  return verdict || state;
+}
+function badge(state, verdict) {
+  const v = verdictClass(state, verdict);
+  return `<span class="badge v-${esc(v)}">${esc(v.replace(/_/g, " "))}</span>`;
+}
+function enc(s) { return encodeURIComponent(s); }
+function boardHref(sweep, suite) { return `#/board/${enc(sweep)}/${enc(suite)}`; }
+function kernelHref(sweep, suite, task) { return `#/kernel/${enc(sweep)}/${enc(suite)}/${enc(task)}`; }
+function trialHref(sweep, trial) { return `#/trial/${enc(sweep)}/${enc(trial)}`; }
+async function api(path) {
+  const r = await fetch(path, { cache: "no-store" });
+  const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+  if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+  return data;
+}
+function setCrumbs(parts) {
+  crumbs.innerHTML = parts.map((p) => (p.href ? `<a href="${p.href}">${esc(p.text)}</a>` : esc(p.text)))
+    .join('<span class="sep">/</span>');
+}
+function fail(err) { view.innerHTML = `<div class="err">${esc(err.message || err)}</div>`; }
+
+// A table whose header cells sort it: th[data-type="num"] sorts by each cell's data-v.
+function sortable(table) {
+  const id = table.id;
+  const ths = Array.from(table.tHead.rows[0].cells);
+  const apply = (col, dir) => {
+    const th = ths[col];
+    const isNum = th.dataset.type === "num";
+    const rows = Array.from(table.tBodies[0].rows);
+    const key = (row) => {
+      const cell = row.cells[col];
+      if (isNum) {
+        const v = parseFloat(cell.dataset.v);
+        return Number.isNaN(v) ? null : v;
+      }
+      return (cell.dataset.v || cell.textContent).toLowerCase();
+    };
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b);
+      if (x === null && y === null) return 0;
+      if (x === null) return 1;        // missing values last, whichever the direction
+      if (y === null) return -1;
+      return (x < y ? -1 : x > y ? 1 : 0) * dir;
+    });
+    rows.forEach((r) => table.tBodies[0].appendChild(r));
+    ths.forEach((h) => h.removeAttribute("aria-sort"));
+    th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+    sortState[id] = { col, dir };
+  };
+  ths.forEach((th, col) => th.addEventListener("click", () => {
+    const cur = sortState[id];
+    // Numbers start high-to-low (the interesting end); text starts A-Z.
+    const first = th.dataset.type === "num" ? -1 : 1;
+    apply(col, cur && cur.col === col ? -cur.dir : first);
+  }));
+  if (sortState[id]) apply(sortState[id].col, sortState[id].dir);
+}
+
+// ---------- home: every sweep and its boards ----------
+async function pageHome(token) {
+  setCrumbs([{ text: "Leaderboards" }]);
+  const data = await api("/api/sweeps");
+  if (token !== renderToken) return;
+  if (!data.sweeps.length) {
+    view.innerHTML = `<div class="card"><h2>No sweeps yet</h2><p class="muted">Run <code>kernelarena sweep SPEC.toml</code>;
+      its folder appears here as soon as its index is written, and updates live.</p></div>`;
+    return;
+  }
+  const rows = [];
+  for (const s of data.sweeps) {
+    const c = s.counts, total = c.pending + c.running + c.done + c.failed;
+    const finished = c.done + c.failed;
+    for (const su of s.suites) {
+      rows.push(`<tr>
+        <td class="left"><a href="${boardHref(s.id, su.suite)}"><b>${esc(su.suite)}</b></a></td>
+        <td class="left">${esc(s.hardware)}</td><td class="left">${esc(s.harness)}</td>
+        <td class="left" data-v="${esc(s.id)}">${esc(s.id)}</td>
+        <td class="left" data-v="${esc(su.leader || "")}">${su.leader ? `${esc(su.leader)} <span class="muted small">score ${speed(su.leader_score, 3)}</span>` : '<span class="muted">–</span>'}</td>
+        <td data-v="${s.models}">${s.models}</td><td data-v="${su.trials}">${su.trials}</td>
+        <td data-v="${total ? finished / total : 0}"><span class="bar"><i style="width:${total ? (100 * finished / total).toFixed(1) : 0}%"></i></span>${finished}/${total}${c.running ? ` <span class="muted small">(${c.running} running)</span>` : ""}</td>
+        <td data-v="${s.updated_at}">${ago(s.updated_at)}</td></tr>`);
+    }
+  }
+  view.innerHTML = `<div class="pagehead"><div><h1>Leaderboards</h1>
+      <div class="muted">One board per sweep and suite, labelled with the hardware that scored it and the agent harness.</div></div></div>
+    <div class="card"><div class="tablewrap"><table class="grid sortable" id="sweeps"><thead><tr>
+      <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th><th class="left">leader</th>
+      <th data-type="num">models</th><th data-type="num">trials</th><th data-type="num">finished</th><th data-type="num">updated</th>
+    </tr></thead><tbody>${rows.join("")}</tbody></table></div></div>`;
+  sortable(document.getElementById("sweeps"));
+}
+
+// ---------- a board: leaderboard, plots, kernel matrix ----------
+const COLS = [
+  ["rank", "#", "num"], ["model", "model", "text"], ["solved", "solved", "num"], ["pass", "pass@1", "num"],
+  ["mean", "mean ×", "num"], ["median", "median ×", "num"], ["geomean", "geomean × (95% CI)", "num"],
+  ["f1", "fast₁.₀", "num"], ["f15", "fast₁.₅", "num"], ["score", "score (95% CI)", "num"],
+  ["conf", "P(rank holds)", "num"], ["hacks", "hacks", "num"], ["tok", "tokens / solved", "num"],
+  ["usd", "$ / solved", "num"], ["fin", "finished", "num"],
+];
+
+function leaderboardRow(m, i) {
+  const conf = m.order_confidence;
+  const confCls = conf === null ? "" : conf < 0.75 ? "conf-low" : conf < 0.9 ? "conf-mid" : "";
+  const cells = [
+    `<td class="rank" data-v="${i + 1}">${i + 1}</td>`,
+    `<td class="left model" data-v="${esc(m.model)}">${esc(m.model)}</td>`,
+    `<td data-v="${m.solved}">${m.solved}/${m.tasks}</td>`,
+    `<td data-v="${m.pass_at_1}">${num(m.pass_at_1)}</td>`,
+    `<td data-v="${m.mean_speedup ?? ""}">${speed(m.mean_speedup)}</td>`,
+    `<td data-v="${m.median_speedup ?? ""}">${speed(m.median_speedup)}</td>`,
+    `<td data-v="${m.geomean_speedup ?? ""}">${speed(m.geomean_speedup)}<span class="ci">${ci(m.geomean_ci)}</span></td>`,
+    `<td data-v="${m.fast_p["1.0"]}">${num(m.fast_p["1.0"])}</td>`,
+    `<td data-v="${m.fast_p["1.5"]}">${num(m.fast_p["1.5"])}</td>`,
+    `<td data-v="${m.score}"><b>${speed(m.score, 3)}</b><span class="ci">${ci(m.score_ci, 3)}</span></td>`,
+    `<td data-v="${conf ?? ""}" class="${confCls}">${conf === null ? "–" : num(conf)}</td>`,
+    `<td data-v="${m.hacks}">${m.hacks ? `<span class="badge v-hack_detected">${m.hacks}</span>` : "0"}</td>`,
+    `<td data-v="${m.tokens_per_solved ?? ""}">${m.tokens_per_solved === null ? "–" : Math.round(m.tokens_per_solved).toLocaleString()}</td>`,
+    `<td data-v="${m.dollars_per_solved ?? ""}">${money(m.dollars_per_solved)}</td>`,
+    `<td data-v="${m.planned ? m.finished / m.planned : 0}">${m.finished}/${m.planned}</td>`,
+  ];
+  return `<tr data-model="${esc(m.model)}">${cells.join("")}</tr>`;
+}
+
+async function pageBoard(token, sweep, suite) {
+  const data = await api(`/api/board/${enc(sweep)}/${enc(suite)}`);
+  if (token !== renderToken) return;
+  const b = data.board, c = data.counts;
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: `${sweep}` }, { text: suite }]);
+  const head = COLS.map(([, label, type]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}">${label}</th>`).join("");
+  const boot = b.bootstrap
+    ? `95% CI: percentile interval over ${b.bootstrap.resamples} paired bootstrap resamples (seed ${b.bootstrap.seed}) of the tasks, and of the samples within a task.
+       P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.`
+    : "No bootstrap intervals (served with --bootstrap 0).";
+  const models = b.models.map((m) => m.model);
+  const matrix = b.kernels.map((k) => {
+    const byModel = {};
+    for (const cell of k.cells) (byModel[cell.model] = byModel[cell.model] || []).push(cell);
+    const tds = models.map((m) => {
+      const cells = byModel[m] || [];
+      if (!cells.length) return "<td>–</td>";
+      const link = (cell) => (cell.state === "pending" ? null : trialHref(sweep, `${k.suite}/${k.task}/${cell.model}/${cell.sample}`));
+      if (cells.length > 1) {
+        // Several samples: one square per sample (its transcript on click), the pass count and the best speedup.
+        const passed = cells.filter((c) => c.verdict === "passed");
+        const best = Math.max(...passed.map((c) => c.speedup ?? 0));
+        const dots = cells.map((c) => {
+          const v = verdictClass(c.state, c.verdict), title = `sample ${c.sample}: ${v.replace(/_/g, " ")}${c.speedup !== null && c.verdict === "passed" ? " ×" + speed(c.speedup) : ""}`;
+          const dot = `<span class="dot v-${esc(v)}" title="${esc(title)}"></span>`;
+          return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
+        }).join("");
+        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length} passed${passed.length ? ` · best ×${speed(best)}` : ""}</span></td>`;
+      }
+      return "<td>" + cells.map((cell) => {
+        const sp = cell.verdict === "passed" && cell.speedup !== null ? `<span class="sp">×${speed(cell.speedup)}</span>` : "";
+        const inner = badge(cell.state, cell.verdict) + sp;
+        return link(cell) ? `<a href="${link(cell)}" title="transcript">${inner}</a>` : inner;
+      }).join(" ") + "</td>";
+    }).join("");
+    return `<tr data-task="${esc(k.task)}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}">${esc(k.task)}</a></td>${tds}</tr>`;
+  }).join("");
+  view.innerHTML = `
+    <div class="pagehead"><div>
+      <h1>${esc(suite)}</h1>
+      <div class="meta"><span class="chip">hardware <b>${esc(data.hardware)}</b></span>
+        <span class="chip">harness <b>${esc(data.harness)}</b></span><span class="chip">sweep <b>${esc(sweep)}</b></span>
+        <span class="chip" id="progress">${c.done + c.failed}/${c.done + c.failed + c.pending + c.running} finished${c.running ? `, ${c.running} running` : ""}</span>
+        <span class="chip">updated ${ago(data.updated_at)}</span></div>
+    </div></div>
+    <section class="card"><h2>Leaderboard <span class="muted">score = mean speedup × median speedup × pass@1; an incorrect kernel counts 0. Click a header to sort.</span></h2>
+      <div class="tablewrap"><table class="grid sortable" id="leaderboard"><thead><tr>${head}</tr></thead>
+      <tbody>${b.models.map(leaderboardRow).join("")}</tbody></table></div>
+      <p class="note">${boot}</p></section>
+    <section class="card"><h2>Plots</h2><div class="plots">
+      <div class="plot" id="plot-speedup"></div><div class="plot" id="plot-cost"></div><div class="plot" id="plot-roofline"></div>
+    </div></section>
+    <section class="card"><h2>Kernels <span class="muted">each model's verdict per task; a task opens its kernels, a verdict its transcript</span></h2>
+      <div class="tablewrap"><table class="grid sortable matrix" id="kernels"><thead><tr><th class="left">task</th>
+      ${models.map((m) => `<th class="left">${esc(m)}</th>`).join("")}</tr></thead><tbody>${matrix}</tbody></table></div></section>`;
+  sortable(document.getElementById("leaderboard"));
+  sortable(document.getElementById("kernels"));
+  drawPlots(token, sweep, suite);
+}
+
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve();
+  if (!plotlyLoading) {
+    plotlyLoading = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = "/vendor/plotly.min.js";
+      s.onload = resolve;
+      s.onerror = () => reject(new Error("could not load /vendor/plotly.min.js"));
+      document.head.appendChild(s);
+    });
+  }
+  return plotlyLoading;
+}
+
+const PLOT_LAYOUT = {
+  font: { family: "system-ui, sans-serif", size: 12, color: "#1d2330" },
+  margin: { l: 60, r: 20, t: 46, b: 70 }, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
+  colorway: ["#2f5bd3", "#0b7a75", "#c2410c", "#7c3aed", "#be185d", "#15803d", "#a16207", "#475569"],
+};
+function layout(title, extra) { return Object.assign({}, PLOT_LAYOUT, { height: 360, title: { text: title, font: { size: 14 } } }, extra); }
+function emptyPlot(el, text) { el.innerHTML = `<div class="empty">${esc(text)}</div>`; el.dataset.empty = "1"; }
+
+async function drawPlots(token, sweep, suite) {
+  let data;
+  try {
+    [data] = await Promise.all([api(`/api/plots/${enc(sweep)}/${enc(suite)}`), loadPlotly()]);
+  } catch (err) {
+    document.getElementById("plot-speedup").innerHTML = `<div class="empty">${esc(err.message)}</div>`;
+    return;
+  }
+  if (token !== renderToken) return;
+  const cfg = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+  const sp = document.getElementById("plot-speedup");
+  const models = Object.keys(data.speedups);
+  if (models.some((m) => data.speedups[m].length)) {
+    Plotly.newPlot(sp, models.map((m) => ({ type: "box", name: m, y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0, marker: { size: 5 } })),
+      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", dtick: "D2", title: "speedup × (log)", zeroline: false }, showlegend: false }), cfg);
+  } else emptyPlot(sp, "No correct kernel yet: nothing to plot.");
+  const cost = document.getElementById("plot-cost");
+  const rows = data.cost.filter((r) => r.finished);
+  if (rows.length) {
+    const maxUsd = Math.max(...rows.map((r) => r.dollars));
+    Plotly.newPlot(cost, [{ type: "scatter", mode: "markers+text", x: rows.map((r) => r.dollars), y: rows.map((r) => r.pass_at_1),
+      text: rows.map((r) => r.model), textposition: rows.map((_, i) => (i % 2 ? "bottom right" : "top right")), marker: { size: 11 },
+      cliponaxis: false,
+      hovertemplate: "%{text}<br>$%{x:.4f} spent<br>pass@1 %{y:.2f}<extra></extra>" }],
+    layout("pass@1 against dollars spent", { xaxis: { title: "dollars spent (all attempts)", range: [-0.04 * (maxUsd || 1), 1.35 * (maxUsd || 1)] },
+      yaxis: { title: "pass@1", range: [-0.05, 1.08] } }), cfg);
+  } else emptyPlot(cost, "No finished trial yet.");
+  const roof = document.getElementById("plot-roofline");
+  const tasks = Array.from(new Set(Object.values(data.roofline).flatMap((t) => Object.keys(t)))).sort();
+  if (tasks.length) {
+    Plotly.newPlot(roof, Object.keys(data.roofline).map((m) => ({ type: "bar", name: m, x: tasks, y: tasks.map((t) => data.roofline[m][t] ?? null) })),
+      layout("Roofline share per task (best correct sample)", { barmode: "group", yaxis: { title: "share of roofline", tickformat: ".0%" },
+        legend: { orientation: "h", y: -0.25 } }), cfg);
+  } else emptyPlot(roof, "Roofline share per task: no correct kernel with a roofline yet (the task needs FLOP or byte counts in suite.toml, and a device whose peaks the scorer knows; CPU has none).");
+}
+
+// ---------- one kernel: every model's trials ----------
+function diffHtml(diff) {
+  return diff.split("\n").map((line) => {
+    const cls = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("@@") ? "hunk"
+      : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "";
+    return `<span class="${cls}">${esc(line) || " "}</span>`;
+  }).join("");
+}
+function codeHtml(text) { return text.split("\n").map((l) => `<span>${esc(l) || " "}</span>`).join(""); }
+
+function findingsHtml(t) {
+  const out = [];
+  for (const h of t.hacks) out.push(`<div class="finding"><b>${esc(h.pattern)}</b><p>${esc(h.evidence)}</p></div>`);
+  for (const f of t.flags) out.push(`<div class="finding flag"><b>${esc(f.pattern)}</b> <span class="muted small">audit flag</span><p>${esc(f.evidence)}</p></div>`);
+  if (t.error && t.verdict !== "hack_detected") out.push(`<div class="finding flag"><b>error</b><p>${esc(String(t.error).slice(0, 4000))}</p></div>`);
+  return out.join("");
+}
+
+async function pageKernel(token, sweep, suite, task) {
+  const d = await api(`/api/kernel/${enc(sweep)}/${enc(suite)}/${enc(task)}`);
+  if (token !== renderToken) return;
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) }, { text: task }]);
+  const summary = d.trials.map((t) => `<tr data-model="${esc(t.model)}">
+      <td class="left model" data-v="${esc(t.model)}">${esc(t.model)}</td><td data-v="${t.sample}">${t.sample}</td>
+      <td class="left" data-v="${esc(verdictClass(t.state, t.verdict))}">${badge(t.state, t.verdict)}</td>
+      <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup, 3)}</td>
+      <td data-v="${t.kernel_ms ?? ""}">${t.kernel_ms === null || t.kernel_ms === undefined ? "–" : Number(t.kernel_ms).toPrecision(4)}</td>
+      <td data-v="${t.baseline_ms ?? ""}">${t.baseline_ms === null || t.baseline_ms === undefined ? "–" : Number(t.baseline_ms).toPrecision(4)}</td>
+      <td data-v="${t.roofline_share ?? ""}">${pct(t.roofline_share)}</td>
+      <td data-v="${t.hacks.length}" class="wrap">${t.hacks.length ? [...new Set(t.hacks.map((h) => h.pattern))].map((p) => `<span class="badge v-hack_detected">${esc(p)}</span>`).join(" ") : "–"}</td>
+      <td data-v="${t.tokens}">${t.tokens.toLocaleString()}</td><td data-v="${t.dollars}">${money(t.dollars)}</td>
+      <td class="left"><a href="${trialHref(sweep, t.trial_id)}">transcript</a></td></tr>`).join("");
+  const cards = d.trials.map((t, i) => {
+    const tabs = [];
+    if (t.diff !== null) tabs.push(["diff", "Diff against the reference solution"]);
+    if (t.source !== null) tabs.push(["source", "kernel.py"]);
+    if (d.reference !== null) tabs.push(["reference", "Reference solution"]);
+    const code = tabs.length ? `<div class="tabs" data-card="${i}">${tabs.map(([k, label], j) => `<button data-k="${k}" class="${j ? "" : "on"}">${label}</button>`).join("")}</div>
+        <pre class="code" id="code-${i}"></pre>` : `<p class="muted">No kernel.py ${t.state === "pending" || t.state === "running" ? "yet" : "was left"}.</p>`;
+    return `<article class="trial" id="trial-${i}" data-model="${esc(t.model)}"><header>${badge(t.state, t.verdict)}
+        <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span><span class="grow"></span>
+        ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup, 3)}</b></span>` : ""}
+        ${t.roofline_share !== null ? `<span class="chip">roofline <b>${pct(t.roofline_share)}</b></span>` : ""}
+        <a href="${trialHref(sweep, t.trial_id)}">transcript →</a></header>
+      <div class="body">${findingsHtml(t)}${code}</div></article>`;
+  }).join("");
+  const counts = [d.level !== null ? `<span class="chip">level <b>${d.level}</b></span>` : "",
+    d.flops ? `<span class="chip">FLOPs <b>${Number(d.flops).toExponential(2)}</b></span>` : "",
+    d.bytes_moved ? `<span class="chip">bytes <b>${Number(d.bytes_moved).toExponential(2)}</b></span>` : "",
+    `<span class="chip">hardware <b>${esc(d.hardware)}</b></span>`].join("");
+  view.innerHTML = `<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>
+    <section class="card"><h2>Trials</h2><div class="tablewrap"><table class="grid sortable" id="trials"><thead><tr>
+      <th class="left">model</th><th data-type="num">sample</th><th class="left">verdict</th><th data-type="num">speedup</th>
+      <th data-type="num">kernel ms</th><th data-type="num">baseline ms</th><th data-type="num">roofline share</th>
+      <th data-type="num">hacks</th><th data-type="num">tokens</th><th data-type="num">dollars</th><th class="left"></th>
+    </tr></thead><tbody>${summary}</tbody></table></div></section>
+    <section><h2>Kernels and evidence</h2>${cards}</section>`;
+  sortable(document.getElementById("trials"));
+  d.trials.forEach((t, i) => {
+    const pre = document.getElementById(`code-${i}`);
+    if (!pre) return;
+    const show = (k) => {
+      pre.innerHTML = k === "diff" ? (t.diff ? diffHtml(t.diff) : '<span class="muted">identical to the reference solution</span>')
+        : codeHtml(k === "source" ? t.source : d.reference);
+      pre.dataset.k = k;
+    };
+    const tabs = view.querySelector(`.tabs[data-card="${i}"]`);
+    tabs.querySelectorAll("button").forEach((btn) => btn.addEventListener("click", () => {
+      tabs.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b === btn));
+      show(btn.dataset.k);
+    }));
+    show(tabs.querySelector("button").dataset.k);
+  });
+}
+
+// ---------- a transcript, loaded in pages as it is scrolled ----------
+const PAGE = 200;
+const TYPES = ["model_request", "model_response", "tool_call", "tool_result", "retry", "budget", "error", "harness_event", "score", "trial_start", "trial_end"];
+
+function clip(text, n = 6000) {
+  text = String(text === null || text === undefined ? "" : text);
+  return text.length <= n ? text : text.slice(0, n * 2 / 3) + `\n… [${text.length - n} characters cut] …\n` + text.slice(-n / 3);
+}
+function argsText(a) {
+  if (a && typeof a === "object" && Object.keys(a).length === 1 && "command" in a) return String(a.command);
+  if (a && typeof a === "object" && "path" in a && "content" in a) return `${a.path}:\n${a.content}`;
+  return JSON.stringify(a, null, 1);
+}
+function eventBody(e) {
+  const p = e.payload || {};
+  switch (e.type) {
+    case "trial_start": {
+      const s = p.spec || {};
+      return `<div class="line">trial <b>${esc(p.trial_id)}</b> · model ${esc(s.model)} · harness ${esc(p.harness)} · device ${esc(p.device)}</div>`;
+    }
+    case "model_request": {
+      const msgs = (p.messages || []).map((m) => `<pre><b>${esc(m.role)}</b>${m.tool_call_id ? ` (${esc(m.tool_call_id)})` : ""}\n${esc(clip(m.content))}</pre>`).join("");
+      return `<div class="line">turn ${esc(p.turn)} · ${esc(p.message_count)} messages in the conversation, ${(p.messages || []).length} new</div>${msgs}`;
+    }
+    case "model_response": {
+      const u = p.usage || {};
+      const calls = (p.tool_calls || []).map((c) => esc(c.name)).join(", ");
+      return `<div class="line">turn ${esc(p.turn)} · ${esc(u.input_tokens ?? 0)} in / ${esc(u.output_tokens ?? 0)} out tokens · ${p.latency_s !== undefined ? esc(Number(p.latency_s).toFixed(2)) + " s" : ""} · ${esc(p.stop_reason)}${calls ? " · calls " + calls : ""}</div>${p.text ? `<pre>${esc(clip(p.text))}</pre>` : ""}`;
+    }
+    case "tool_call":
+      return `<div class="line"><b>${esc(p.name)}</b> <span class="muted">${esc(p.id)}</span></div><pre>${esc(clip(argsText(p.arguments)))}</pre>`;
+    case "tool_result":
+      return `<div class="line"><b>${esc(p.name)}</b>${p.exit_code !== undefined ? ` · exit ${esc(p.exit_code)}` : ""} · ${esc(p.duration_s)} s</div><pre>${esc(clip(p.output))}</pre>`;
+    case "retry":
+      return `<div class="line">attempt ${esc(p.attempt)} after <b>${esc(p.error)}</b>; waited ${esc(p.wait_s)} s</div>`;
+    case "budget":
+      return `<div class="line"><b>budget hit: ${esc(p.kind)}</b> used ${esc(p.used)} of ${esc(p.limit)}</div>`;
+    case "error":
+      return `<div class="line">${esc(p.source)}</div><pre>${esc(clip(p.message))}</pre>`;
+    case "score": {
+      const t = p.timing || {};
+      const hacks = (p.hacks || []).map((h) => `<div class="finding"><b>${esc(h.pattern)}</b><p>${esc(h.evidence)}</p></div>`).join("");
+      return `<div class="line">${badge("done", p.verdict)}${t.speedup !== undefined && t.speedup !== null ? ` speedup ×${speed(t.speedup, 3)} (baseline ${esc(t.baseline_ms)} ms, kernel ${esc(t.kernel_ms)} ms)` : ""}</div>${hacks}`;
+    }
+    case "trial_end": {
+      const u = p.usage || {};
+      return `<div class="line">exit <b>${esc(p.exit_reason)}</b> · verdict ${esc(p.verdict)} · ${esc(u.turns)} turns · ${esc(u.input_tokens)} in / ${esc(u.output_tokens)} out · ${money(u.dollars)} · ${esc(p.duration_s)} s${p.interrupted ? " · INTERRUPTED" : ""}</div>`;
+    }
+    default: {
+      // harness events: scalar fields on one line, nested ones folded away
+      const flat = [], nested = {};
+      for (const [k, v] of Object.entries(p)) {
+        if (k === "kind") continue;
+        if (v !== null && typeof v === "object") nested[k] = v; else flat.push(`${esc(k)} <b>${esc(clip(String(v), 300))}</b>`);
+      }
+      const more = Object.keys(nested).length
+        ? `<details><summary class="muted small">${Object.keys(nested).map(esc).join(", ")}</summary><pre>${esc(clip(JSON.stringify(nested, null, 1), 4000))}</pre></details>` : "";
+      return `<div class="line"><b>${esc(p.kind || e.type)}</b> ${flat.join(" · ")}</div>${more}`;
+    }
+  }
+}
+
+function eventsHtml(events, t0, prevTs) {
+  let prev = prevTs;
+  const html = events.map((e) => {
+    const ts = Date.parse(e.ts) / 1000;
+    const rel = Number.isFinite(ts) && t0 !== null ? `+${(ts - t0).toFixed(2)} s` : "";
+    const gap = Number.isFinite(ts) && prev !== null && ts - prev >= 0.01 ? `<span class="gap">Δ ${(ts - prev).toFixed(2)} s</span>` : "";
+    if (Number.isFinite(ts)) prev = ts;
+    const hl = e.type === "retry" ? " hl" : e.type === "budget" || e.type === "error" ? " hl-bad" : "";
+    return `<div class="ev${hl}" data-i="${e.i}" data-type="${esc(e.type)}"><span class="i">#${e.i}</span><span class="t">${rel}${gap}</span>
+      <span class="k k-${esc(e.type)}">${esc(e.type.replace(/_/g, " "))}</span><div class="c">${eventBody(e)}</div></div>`;
+  }).join("");
+  return { html, prev };
+}
+
+async function pageTrial(token, sweep, trial) {
+  const filter = new Set();
+  const q = (offset) => `/api/transcript?sweep=${enc(sweep)}&trial=${enc(trial)}&offset=${offset}&limit=${PAGE}` + (filter.size ? `&types=${[...filter].join(",")}` : "");
+  const first = await api(q(0) + "&summary=1");
+  if (token !== renderToken) return;
+  const s = first.summary, row = first.trial, c = s.counts;
+  const [suite, task] = trial.split("/");
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) },
+    { text: task, href: kernelHref(sweep, suite, task) }, { text: `${row.model} #${row.sample}` }]);
+  const t0 = s.first_ts ? Date.parse(s.first_ts) / 1000 : null;
+  const chip = (label, n, cls = "") => `<span class="chip ${cls}">${label} <b>${n}</b></span>`;
+  view.innerHTML = `<div class="pagehead"><div><h1>Transcript · ${esc(row.model)}</h1>
+      <div class="muted">${esc(trial)}</div>
+      <div class="meta">${badge(row.state, row.verdict)}${row.speedup !== null ? chip("speedup", "×" + speed(row.speedup, 3)) : ""}
+        ${chip("events", s.total.toLocaleString())}${chip("turns", c.model_response || 0)}${chip("tool calls", c.tool_call || 0)}
+        ${chip("retries", c.retry || 0, c.retry ? "v-incorrect" : "")}${chip("budget hits", c.budget || 0, c.budget ? "v-hack_detected" : "")}
+        ${chip("errors", c.error || 0, c.error ? "v-hack_detected" : "")}${chip("duration", s.duration_s === null ? "–" : s.duration_s.toFixed(1) + " s")}
+        ${chip("tokens", (row.input_tokens + row.output_tokens).toLocaleString())}${chip("dollars", money(row.dollars))}
+        ${s.ended ? "" : `<span class="chip v-running" id="running">${row.state === "running" ? "running: new events appear as they are written" : "no trial_end: the trial was cut short"}</span>`}</div></div></div>
+    <section class="card"><h2>Events <span class="muted" id="ev-count"></span></h2>
+      <div class="filters" id="filters"><span class="muted small">show only:</span>${TYPES.filter((t) => c[t]).map((t) => `<label><input type="checkbox" value="${t}">${t.replace(/_/g, " ")} (${c[t]})</label>`).join("")}</div>
+      <div class="events" id="events"></div><div class="more" id="more"></div></section>`;
+  const list = document.getElementById("events"), more = document.getElementById("more"), count = document.getElementById("ev-count");
+  let loaded = 0, total = first.total, prev = null, busy = false, gen = 0;
+  const append = (page) => {
+    const r = eventsHtml(page.events, t0, prev);
+    prev = r.prev;
+    list.insertAdjacentHTML("beforeend", r.html);
+    loaded += page.events.length;
+    total = page.total;
+    count.textContent = `${loaded.toLocaleString()} of ${total.toLocaleString()} loaded`;
+    more.textContent = loaded < total ? "loading more as you scroll…" : "end of transcript";
+  };
+  // One loader for scrolling and filtering: a filter change starts a new generation, and a
+  // request of an older one is dropped when it returns (its filter is no longer the page's).
+  const next = async () => {
+    if (busy || loaded >= total) return;
+    busy = true;
+    const mine = gen;
+    try {
+      const page = await api(q(loaded));
+      if (mine === gen && token === renderToken) append(page);
+    } finally {
+      if (mine === gen) busy = false;
+    }
+    if (mine === gen && token === renderToken && more.getBoundingClientRect().top < window.innerHeight + 800) next();
+  };
+  append(first);
+  // A trial still running: its transcript grows; once every loaded page is shown, look for new
+  // events every two seconds until its trial_end arrives.
+  if (!s.ended) {
+    const tail = async () => {
+      if (token !== renderToken) return;
+      if (!busy && loaded >= total) {
+        const page = await api(q(loaded) + "&summary=1").catch(() => null);
+        if (page && token === renderToken) {
+          if (page.events.length) append(page);
+          if (page.summary.ended) { document.getElementById("running").remove(); return; }
+        }
+      }
+      setTimeout(tail, 2000);
+    };
+    setTimeout(tail, 2000);
+  }
+  const observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) next(); }, { rootMargin: "800px" });
+  observer.observe(more);
+  document.getElementById("filters").addEventListener("change", (ev) => {
+    if (ev.target.checked) filter.add(ev.target.value); else filter.delete(ev.target.value);
+    gen++; busy = false; loaded = 0; total = 1; prev = null; list.innerHTML = "";
+    next();
+  });
+}
+
+// ---------- routing and live updates ----------
+async function route() {
+  const token = ++renderToken;
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  try {
+    if (parts[0] === "board" && parts.length >= 3) await pageBoard(token, parts[1], parts[2]);
+    else if (parts[0] === "kernel" && parts.length >= 4) await pageKernel(token, parts[1], parts[2], parts[3]);
+    else if (parts[0] === "trial" && parts.length >= 3) await pageTrial(token, parts[1], parts.slice(2).join("/"));
+    else await pageHome(token);
+    view.dataset.rendered = String(token);
+  } catch (err) {
+    if (token === renderToken) fail(err);
+  }
+}
+
+const REFRESH_MS = 1500;  // a busy sweep commits often: re-render at most this often
+let lastRefresh = 0, refreshTimer = null;
+function refresh() {
+  // A transcript page keeps its scroll position and loaded pages (it tails a running trial itself).
+  if (location.hash.startsWith("#/trial/")) return;
+  const wait = lastRefresh + REFRESH_MS - Date.now();
+  if (wait > 0) {
+    if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, wait);
+    return;
+  }
+  lastRefresh = Date.now();
+  const y = window.scrollY;
+  route().then(() => window.scrollTo(0, y));
+}
+
+function connectLive() {
+  let version = null;
+  const source = new EventSource("/api/events");
+  source.addEventListener("version", (ev) => {
+    live.className = "live on";
+    live.textContent = "live";
+    if (version !== null && ev.data !== version) {
+      // The ledger or index changed (a trial started or finished): re-read what this page shows.
+      refresh();
+      live.classList.add("flash");
+      setTimeout(() => live.classList.remove("flash"), 1200);
+    }
+    version = ev.data;
+  });
+  source.onerror = () => { live.className = "live"; live.textContent = "reconnecting"; };
+}
+
+window.addEventListener("hashchange", route);
+route();
+connectLive();

@@ -1,0 +1,135 @@
+"""Sweep folders for the web app's tests and benchmark, written by the orchestrator's own code.
+
+- `real_sweep`: `kernelarena sweep` with scripted models in process sandboxes on the CPU: real
+  agent loops, the real scorer (a real hack rejected with its evidence), real transcripts.
+- `planned_sweep` + `SweepRunner` with `TemplateTrial`: the real planner, ledger, staging folders,
+  atomic moves and index rebuilds around stand-in trials. A stand-in trial copies a real finished
+  trial of the same task and model (kernel.py and score.json as the scorer wrote them) and writes
+  its transcript through `harnesses.transcript.Transcript`, as many events as asked (an agent loop:
+  requests, responses, tool calls and results, a retry now and then, a budget hit at the end).
+  A gate (an event per trial id) holds a trial, its transcript begun, until the test sets it: a
+  sweep still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from harnesses.transcript import Transcript
+from orchestrator.index import rebuild_index
+from orchestrator.ledger import Ledger
+from orchestrator.limits import Limits
+from orchestrator.planner import PlannedTrial, plan, resolve_tasks
+from orchestrator.prepare import LEDGER_FILE, freeze
+from orchestrator.spec import SweepSpec, parse_spec
+from orchestrator.sweep import SweepOutcome, SweepRunner
+from orchestrator.trial_files import KERNEL_FILE, SCORE_FILE, TRANSCRIPT_FILE, read_score
+from tests.orchestrator.sweep_helpers import cli, write_spec
+
+REAL_MODELS = ("scripted:reference", "scripted:hacker")
+
+
+def real_sweep(out: Path, tasks: list[str], models: tuple[str, ...] = REAL_MODELS) -> Path:
+    spec = write_spec(out.parent / f"{out.name}.toml", name=out.name, models=[{"id": m} for m in models],
+                      backend="process", out=out, tasks=tasks, total=2)
+    proc = cli("sweep", str(spec))
+    if proc.returncode != 0:
+        raise RuntimeError(f"the real sweep failed: {proc.stderr[-3000:]}")
+    return out
+
+
+def templates(sweep_dir: Path) -> dict[tuple[str, str], Path]:
+    """(task, model id) -> a finished trial folder of that sweep."""
+    index = json.loads((sweep_dir / "index.json").read_text())
+    return {(t["task"], t["model_id"]): sweep_dir / t["rel_dir"] for t in index["trials"] if t["state"] == "done"}
+
+
+def planned_sweep(out: Path, name: str, models: list[dict[str, Any]], tasks: list[str], samples: int = 1) -> tuple[SweepSpec, list[PlannedTrial]]:
+    spec = parse_spec({
+        "name": name, "out": str(out), "gpus": "cpu", "samples": samples, "models": models,
+        "suites": [{"name": "demo", "include": tasks}], "sandbox": {"backend": "process"},
+        "concurrency": {"total": 64, "default_per_provider": 64}, "score": {"device": "cpu"},
+    }, "web tests")
+    resolved = resolve_tasks(spec)
+    planned = plan(spec, resolved)
+    freeze(out, spec, resolved)
+    with Ledger(out / LEDGER_FILE) as ledger:
+        ledger.add_planned(planned)
+        rebuild_index(out, spec, ledger)
+    return spec, planned
+
+
+def write_transcript(t: Transcript, trial: PlannedTrial, events: int, score: dict[str, Any]) -> None:
+    """An agent loop's transcript of about `events` events, through the harness's own writer
+    (continuing after a trial_start already written)."""
+    if t.next_seq == 0:
+        t.event("trial_start", trial_id=trial.trial_id, harness="minimal", device="cpu",
+                spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
+    turn = 0
+    tokens_in = tokens_out = 0
+    while t.next_seq < events - 4:
+        turn += 1
+        t.event("model_request", turn=turn, message_count=2 * turn, first_index=2 * turn - 2,
+                messages=[{"role": "tool" if turn > 1 else "user", "content": f"step {turn}: ran the tests\n" + "ok\n" * 20}])
+        if turn % 50 == 0:
+            t.event("retry", attempt=1, error="HTTP 529 overloaded", wait_s=2.0)
+        t.event("model_response", turn=turn, text=f"Turn {turn}: let me time the kernel again.",
+                tool_calls=[{"id": f"call_{turn}", "name": "bash", "arguments": {"command": "python bench.py"}}],
+                usage={"input_tokens": 900, "output_tokens": 120}, latency_s=0.8, stop_reason="tool_use")
+        tokens_in += 900
+        tokens_out += 120
+        t.event("tool_call", id=f"call_{turn}", name="bash", arguments={"command": "python bench.py"})
+        t.event("tool_result", id=f"call_{turn}", name="bash", output=f"turn {turn}: 0.0123 ms\n" * 8, exit_code=0, duration_s=0.41)
+    t.event("budget", kind="max_turns", limit=turn, used=turn)
+    t.event("score", **score)
+    t.event("trial_end", exit_reason="budget", verdict=score.get("verdict"), duration_s=12.5,
+            usage={"turns": turn, "input_tokens": tokens_in, "output_tokens": tokens_out, "dollars": 0.0})
+
+
+class TemplateTrial:
+    """A `TrialRunner` for `SweepRunner` (see the module docstring)."""
+
+    def __init__(self, sources: dict[tuple[str, str], Path], events: int = 16,
+                 gates: dict[str, threading.Event] | None = None, long_trials: dict[str, int] | None = None) -> None:
+        self.sources = sources
+        self.events = events
+        self.gates = gates or {}
+        self.long_trials = long_trials or {}
+
+    async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
+        source = self.sources[(trial.task, trial.model_id)]
+        transcript = Transcript(out_dir / TRANSCRIPT_FILE)
+        try:
+            gate = self.gates.get(trial.trial_id)
+            if gate is not None:  # running: the transcript has begun, the rest waits for the test
+                transcript.event("trial_start", trial_id=trial.trial_id, harness="minimal", device="cpu",
+                                 spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
+                while not await asyncio.to_thread(gate.wait, 0.2):
+                    pass
+            write_transcript(transcript, trial, self.long_trials.get(trial.trial_id, self.events), read_score(source) or {})
+        finally:
+            transcript.close()
+        for name in (KERNEL_FILE, SCORE_FILE):
+            shutil.copy2(source / name, out_dir / name)
+
+
+def run_sweep(spec: SweepSpec, out: Path, planned: list[PlannedTrial], runner: TemplateTrial) -> SweepOutcome:
+    """Runs in a thread of its own: its event loop must not meet another one (sync Playwright
+    keeps a loop running in the test's thread)."""
+    result: list[SweepOutcome] = []
+
+    def main() -> None:
+        with Ledger(out / LEDGER_FILE) as ledger:
+            result.append(asyncio.run(SweepRunner(spec, out, ledger, planned, runner, Limits(spec, ["cpu"])).run()))
+
+    thread = threading.Thread(target=main)
+    thread.start()
+    thread.join()
+    if not result:
+        raise RuntimeError(f"the sweep in {out} did not finish; see the log above")
+    return result[0]

@@ -1,0 +1,201 @@
+"""The web app in a real browser: headless Debian chromium driven by Playwright, against the app
+served by uvicorn on loopback, over sweep folders written by the orchestrator's own code (a real
+`kernelarena sweep` of scripted models, and SweepRunner sweeps of stand-in trials; tests/web/factory.py).
+
+One sweep set, one server and one browser for the module (module-scoped fixtures).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from tests.orchestrator.sweep_helpers import cli
+from tests.web.browser import chromium, missing_prerequisite, serve
+from tests.web.factory import TemplateTrial, planned_sweep, real_sweep, run_sweep, templates
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(missing_prerequisite() is not None, reason=str(missing_prerequisite()))]
+
+LONG_EVENTS = 10_000
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    real = real_sweep(root / "real", ["swish"])
+    spec, planned = planned_sweep(root / "long", "long", [{"id": "scripted:reference"}], ["swish"])
+    run_sweep(spec, root / "long", planned, TemplateTrial(templates(real), long_trials={planned[0].trial_id: LONG_EVENTS}))
+    return root
+
+
+@pytest.fixture(scope="module")
+def live(root: Path) -> Iterator[tuple[list, dict[str, threading.Event]]]:
+    """A sweep still running: every trial has begun its transcript and waits for the test to let it finish."""
+    out = root / "live"
+    spec, planned = planned_sweep(out, "live", [{"id": "scripted:reference"}, {"id": "scripted:hacker"}], ["swish"], samples=2)
+    gates = {t.trial_id: threading.Event() for t in planned}
+    runner = TemplateTrial(templates(root / "real"), gates=gates)
+    thread = threading.Thread(target=run_sweep, args=(spec, out, planned, runner), daemon=True)
+    thread.start()
+    yield planned, gates
+    for gate in gates.values():
+        gate.set()
+    thread.join(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def base_url(root: Path, live: tuple) -> Iterator[str]:
+    with serve([root]) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def context() -> Iterator[object]:
+    with chromium() as ctx:
+        ctx.set_default_timeout(TIMEOUT_MS)
+        yield ctx
+
+
+@pytest.fixture()
+def page(context: object) -> Iterator[object]:
+    page = context.new_page()  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    page.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def _column(page: object, table: str, col: int) -> list[str]:
+    return page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{col}].innerText.trim())")  # type: ignore[attr-defined]
+
+
+def test_leaderboard_sorts_and_shows_intervals(page: object, base_url: str, root: Path) -> None:
+    page.goto(f"{base_url}/#/board/real/demo")
+    page.wait_for_selector("#leaderboard tbody tr")
+    assert _column(page, "leaderboard", 1) == ["scripted:reference", "scripted:hacker"]  # ranked by score
+
+    # The same intervals and rank confidence as `kernelarena leaderboard --format json` at the same N and seed.
+    proc = cli("leaderboard", str(root / "real"), "--format", "json", "--bootstrap", "200", "--seed", "0")
+    board = json.loads(proc.stdout)
+    best = board["models"][0]
+    score_cell = page.inner_text("#leaderboard tbody tr:first-child td:nth-child(10)")
+    assert f"{best['score_ci'][1]:.2g}" in score_cell.replace("\n", " ")
+    assert page.inner_text("#leaderboard tbody tr:first-child td:nth-child(11)") == f"{best['order_confidence']:.2f}"
+
+    page.click("#leaderboard th:has-text('hacks')")  # numbers sort high to low first
+    assert _column(page, "leaderboard", 1) == ["scripted:hacker", "scripted:reference"]
+    assert page.get_attribute("#leaderboard th:has-text('hacks')", "aria-sort") == "descending"
+    page.click("#leaderboard th:has-text('hacks')")
+    assert _column(page, "leaderboard", 1) == ["scripted:reference", "scripted:hacker"]
+    page.click("#leaderboard th:has-text('model')")  # text sorts A-Z first
+    assert _column(page, "leaderboard", 1) == ["scripted:hacker", "scripted:reference"]
+
+
+def test_kernel_page_shows_evidence_and_diff(page: object, base_url: str, root: Path) -> None:
+    index = json.loads((root / "real" / "index.json").read_text())
+    hacker = next(t for t in index["trials"] if t["model"] == "scripted:hacker")
+    score = json.loads((root / "real" / hacker["rel_dir"] / "score.json").read_text())
+    assert score["verdict"] == "hack_detected" and score["hacks"]
+
+    page.goto(f"{base_url}/#/kernel/real/demo/swish")
+    card = page.locator("article.trial[data-model='scripted:hacker']")
+    card.wait_for()
+    assert "hack detected" in card.locator("header .badge").inner_text()
+    findings = card.locator(".finding").all_inner_texts()
+    for hack in score["hacks"]:
+        assert any(hack["pattern"] in f and hack["evidence"] in f for f in findings), (hack, findings)
+    # The diff against the reference solution: the hack drops the Triton kernel and calls torch.
+    assert card.locator("pre.code .del").count() > 0 and card.locator("pre.code .add").count() > 0
+    assert "torch.sigmoid" in card.locator("pre.code .add").all_inner_texts()[-1] or \
+        any("torch.sigmoid" in t for t in card.locator("pre.code .add").all_inner_texts())
+    card.locator("button[data-k='source']").click()
+    assert "class ModelNew" in card.locator("pre.code").inner_text()
+    # scripted:reference submits the suite's reference solution: nothing differs.
+    ref = page.locator("article.trial[data-model='scripted:reference']")
+    assert "identical to the reference solution" in ref.locator("pre.code").inner_text()
+    assert "passed" in ref.locator("header .badge").inner_text()
+
+
+def test_transcript_of_10k_events_loads_in_pages(page: object, base_url: str, root: Path) -> None:
+    index = json.loads((root / "long" / "index.json").read_text())
+    trial = index["trials"][0]
+    lines = (root / "long" / trial["rel_dir"] / "transcript.jsonl").read_text().splitlines()
+    kinds = [json.loads(line)["type"] for line in lines]
+    assert len(kinds) >= LONG_EVENTS - 4
+
+    page.goto(f"{base_url}/#/trial/long/{quote(trial['trial_id'], safe='')}")
+    page.wait_for_selector(".ev")
+    total = f"{len(kinds):,}"
+    assert f"events {total}" in page.inner_text(".meta")
+    first = page.locator(".ev").count()
+    assert 0 < first < len(kinds)  # a first page, not the whole transcript
+    assert page.inner_text("#ev-count").endswith(f"of {total} loaded")
+    for _ in range(3):
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        page.wait_for_function(f"document.querySelectorAll('.ev').length > {first}")
+        first = page.locator(".ev").count()
+    assert page.locator(".ev").nth(first - 1).get_attribute("data-i") == str(first - 1)  # in order, none skipped
+
+    # Filters: only the retries, then only the budget hit, each a paged request of its own.
+    page.check("#filters input[value='retry']")
+    page.wait_for_function(f"document.querySelectorAll('.ev').length === {kinds.count('retry')}")
+    assert set(page.eval_on_selector_all(".ev", "els => els.map(e => e.dataset.type)")) == {"retry"}
+    page.uncheck("#filters input[value='retry']")
+    page.check("#filters input[value='budget']")
+    page.wait_for_function("document.querySelectorAll('.ev').length === 1")
+    assert "budget hit: max_turns" in page.inner_text(".ev")
+    assert page.locator(".ev").get_attribute("data-i") == str(kinds.index("budget"))
+
+
+def test_live_update_when_a_trial_finishes(page: object, base_url: str, live: tuple) -> None:
+    planned, gates = live
+    page.goto(f"{base_url}/#/board/live/demo")
+    page.wait_for_selector("#progress")
+    page.wait_for_selector("#live.on")
+    page.wait_for_function(f"document.querySelectorAll('#kernels .v-running').length === {len(planned)}")
+    assert page.inner_text("#progress").startswith(f"0/{len(planned)} finished")
+    assert page.locator("#kernels .v-passed, #kernels .v-hack_detected").count() == 0
+    page.evaluate("window.__sameDocument = true")
+
+    # The trial ends; SweepRunner moves its folder in place, records it in the ledger, rebuilds the index.
+    gates[planned[0].trial_id].set()
+    page.wait_for_function(f"document.querySelector('#progress').innerText.startsWith('1/{len(planned)} finished')")
+    assert page.locator("#kernels .v-passed, #kernels .v-hack_detected").count() == 1
+    assert page.locator("#kernels .v-running").count() == len(planned) - 1
+    assert page.locator("#leaderboard tbody tr").count() == 2
+    assert page.evaluate("window.__sameDocument") is True  # updated in place, not reloaded
+
+
+def test_transcript_of_a_running_trial_grows_live(page: object, base_url: str, live: tuple) -> None:
+    planned, gates = live
+    trial = planned[-1].trial_id
+    page.goto(f"{base_url}/#/trial/live/{quote(trial, safe='')}")
+    page.wait_for_selector(".ev")
+    assert page.locator(".ev").count() == 1  # only its trial_start so far (in .staging/)
+    assert "running" in page.inner_text("#running")
+
+    gates[trial].set()  # the rest of its transcript is written, and the trial is moved in place
+    page.wait_for_selector(".ev[data-type='trial_end']")
+    page.wait_for_selector("#running", state="detached")
+    assert page.locator(".ev").count() > 10
+    assert page.eval_on_selector_all(".ev", "els => els.map(e => Number(e.dataset.i))") == list(range(page.locator(".ev").count()))
+
+
+def test_plots_render(page: object, base_url: str) -> None:
+    page.goto(f"{base_url}/#/board/real/demo")
+    for plot in ("plot-speedup", "plot-cost"):
+        page.wait_for_selector(f"#{plot} svg.main-svg")
+    # The box of the correct kernel's speedup, and one scatter point per model.
+    assert page.locator("#plot-speedup .trace.boxes path").count() > 0
+    assert page.locator("#plot-cost .scatterlayer .point").count() == 2
+    assert page.evaluate("document.querySelector('#plot-cost svg.main-svg').getBoundingClientRect().width") > 200
+    # No roofline on the CPU (the scorer knows no peaks for it): the plot says so instead of drawing nothing.
+    assert "no correct kernel with a roofline" in page.inner_text("#plot-roofline")
