@@ -3,7 +3,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TRITON_INTERPRET=1
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two workers (KA_TEST_WORKERS): many tests wait on Docker, subprocesses and fake providers
+# (on the 2-core box, with other load beside it: 15 min against 19 min in one process). A file's tests stay on one worker
+# (--dist loadfile), so module-scoped servers, browsers and clusters are started once.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${KA_TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi
 exit "$rc"
