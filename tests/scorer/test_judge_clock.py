@@ -87,7 +87,7 @@ def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
     kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"
     with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)) as session:
         score = session.score(demo, "swish", kernel, device="cpu")
-    assert score.verdict == "hack_detected", (score.verdict, score.error)
+    assert score.verdict == "hack_detected", (score.verdict, score.error, score.timing)
     (hack,) = [h for h in score.hacks if h["pattern"] == "timer-patching"]
     assert "judge's own clock" in hack["evidence"]
     assert score.timing is not None and score.timing.judge_bound_ms > 4 * score.timing.kernel_ms
