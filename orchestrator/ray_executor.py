@@ -156,6 +156,7 @@ class TrialReply:
 
     files: dict[str, bytes]
     node: str
+    """The Ray node id it ran on."""
     error: str | None = None
     error_kind: str | None = None
     """`user` (stop the sweep), `model` (the provider failed) or `broken`."""
@@ -227,7 +228,7 @@ def _read_tree(root: Path) -> dict[str, bytes]:
 def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
     """The Ray task: one trial attempt in a node-local folder, its files returned whole."""
     spec = TrialSpec.model_validate_json(spec_json)
-    node = socket.gethostname()
+    node = require_ray().get_runtime_context().get_node_id()
     with tempfile.TemporaryDirectory(prefix="kernelarena-trial-") as tmp:
         out = Path(tmp) / "trial"
         try:
@@ -274,8 +275,6 @@ class RayTrialRunner:
         self.device = device
         self.image = image
         self.harness = HarnessRunner(spec, Limits(spec, [device]), sweep_label=sweep_label)
-        self.nodes: dict[str, str] = {}
-        """Trial id -> the node its last finished attempt ran on."""
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
         ray = require_ray()
@@ -292,7 +291,7 @@ class RayTrialRunner:
             log.warning("trial_worker_lost", trial=trial.trial_id, error=str(exc)[:300])
             raise TrialWorkerLost(f"{type(exc).__name__}: {str(exc)[:300]}") from None
         _write_tree(reply.files, out_dir)
-        self.nodes[trial.trial_id] = reply.node
+        log.info("trial_ran_on", trial=trial.trial_id, node=reply.node, error=reply.error)
         if reply.error_kind == "user":
             raise UserError(reply.error or "")
         if reply.error_kind == "model":

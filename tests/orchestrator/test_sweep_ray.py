@@ -1,0 +1,169 @@
+"""The Ray executor on a real local Ray cluster: a head (no CPUs, so no trial runs there) and two
+worker nodes, each its own raylet, started once for the module and stopped however it ends.
+
+Sweeps run through the CLI in a subprocess (a Ray driver of its own connecting to the cluster),
+with scripted models over part of the demo suite in process sandboxes. The checks read only the
+sweep folder (ledger, run folders, log), never the executor's memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.orchestrator.sweep_helpers import REPO, assert_sweep_complete, cli, kill_mid_sweep, ledger_rows, write_spec
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kernelarena[ray]'")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+MODELS = [{"id": "scripted:reference"}, {"id": "scripted:hacker"}, {"id": "scripted:broken"}]
+TASKS = ["swish", "row_sum"]
+STORE_BYTES = 80 * 1024**2
+# A killed node is declared dead within ~2 s instead of the default ~30 s.
+FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4, "health_check_timeout_ms": 500}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    c = Cluster()
+    try:
+        c.add_node(num_cpus=0, include_dashboard=False, object_store_memory=STORE_BYTES, _system_config=FAST_HEALTH)
+        for _ in range(2):
+            c.add_node(num_cpus=2, object_store_memory=STORE_BYTES)
+        c.wait_for_nodes()
+        yield c
+    finally:
+        c.shutdown()
+
+
+def _ray_args(cluster: Cluster) -> list[str]:
+    return ["--executor", "ray", "--ray-address", cluster.address]
+
+
+def _log(sweep_dir: Path, event: str) -> list[dict[str, Any]]:
+    lines = (sweep_dir / "sweep.log.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e.get("event") == event]
+
+
+def _spec(tmp_path: Path, name: str, tasks: list[str] = TASKS) -> tuple[Path, Path]:
+    sweep_dir = tmp_path / name
+    return write_spec(tmp_path / f"{name}.toml", name=name, models=MODELS, backend="process",
+                      out=sweep_dir, tasks=tasks, total=4), sweep_dir
+
+
+def _verdicts(rows: list[dict[str, Any]]) -> dict[str, str]:
+    return {r["trial_id"]: r["verdict"] for r in rows}
+
+
+def test_demo_sweep_gives_the_same_verdicts_local_and_on_ray(tmp_path: Path, cluster: Cluster) -> None:
+    spec, _ = _spec(tmp_path, "demo")
+    local_dir, ray_dir = tmp_path / "local", tmp_path / "ray"
+    local = cli("sweep", str(spec), "--out", str(local_dir))
+    assert local.returncode == 0, local.stderr[-3000:]
+    on_ray = cli("sweep", str(spec), "--out", str(ray_dir), *_ray_args(cluster))
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+
+    expected = len(MODELS) * len(TASKS)
+    local_rows = assert_sweep_complete(local_dir, expected)
+    ray_rows = assert_sweep_complete(ray_dir, expected)
+    assert _verdicts(ray_rows) == _verdicts(local_rows)
+    by_model = {(r["task"], r["model"]): r["verdict"] for r in ray_rows}
+    for task in TASKS:
+        assert by_model[(task, "scripted:reference")] == "passed"
+        assert by_model[(task, "scripted:hacker")] == "hack_detected"
+        assert by_model[(task, "scripted:broken")] != "passed"
+    assert all(r["attempts"] == 1 for r in ray_rows)
+
+    # Every trial ran on a worker node of the cluster (the head has no CPU to give).
+    (start,) = _log(ray_dir, "ray_sweep_start")
+    assert start["nodes"] == 3 and start["device"] == "cpu"
+    placed = {e["trial"]: e["node"] for e in _log(ray_dir, "trial_ran_on")}
+    workers = {n.node_id for n in cluster.worker_nodes}
+    assert sorted(placed) == sorted(r["trial_id"] for r in ray_rows)
+    assert set(placed.values()) <= workers
+    # The frozen spec says where it ran; what it ran matches the local sweep's.
+    frozen = json.loads((ray_dir / "spec.frozen.json").read_text())
+    assert frozen["executor"] == "ray" and frozen["ray"]["address"] == cluster.address
+
+
+def test_driver_sigkilled_then_resumed_runs_every_trial_once(tmp_path: Path, cluster: Cluster) -> None:
+    spec, sweep_dir = _spec(tmp_path, "driverkill")
+    at_kill = kill_mid_sweep([str(spec), *_ray_args(cluster)], sweep_dir)
+    done_before = {tid: r for tid, r in at_kill.items() if r["state"] == "done"}
+    running_at_kill = [tid for tid, r in at_kill.items() if r["state"] == "running"]
+    assert done_before and running_at_kill
+
+    resumed = cli("sweep", "--resume", str(sweep_dir))  # the frozen spec names the cluster
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(MODELS) * len(TASKS))}
+    for tid, before in done_before.items():  # kept, not re-run
+        assert (rows[tid]["attempts"], rows[tid]["finished_at"]) == (before["attempts"], before["finished_at"])
+    for tid in running_at_kill:  # re-run once, in one clean folder
+        assert rows[tid]["attempts"] == at_kill[tid]["attempts"] + 1
+    interrupted = {p.name for p in (sweep_dir / ".interrupted").iterdir()}
+    assert len(interrupted) >= len(running_at_kill)
+    assert len(_log(sweep_dir, "ray_sweep_start")) == 2
+
+
+def _trials_running_on(node: Any) -> list[str]:
+    """Trial tasks executing now in worker processes of one node (Ray titles a worker
+    process `ray::<task name>` while it runs that task)."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        if ppid == raylet and title.startswith("ray::trial:"):
+            found.append(title.removeprefix("ray::trial:"))
+    return found
+
+
+def test_worker_node_killed_mid_sweep_reruns_its_trials_once(tmp_path: Path, cluster: Cluster) -> None:
+    # Last in the module: it removes a node (one worker node is left for the re-runs).
+    spec, sweep_dir = _spec(tmp_path, "nodekill", tasks=["swish", "row_sum", "softmax"])
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "sweep", str(spec), *_ray_args(cluster)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        victim, lost = None, []
+        end = time.monotonic() + 240
+        while victim is None and time.monotonic() < end:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+            for node in cluster.worker_nodes:
+                if running := _trials_running_on(node):
+                    victim, lost = node, running
+                    break
+            time.sleep(0.05)
+        assert victim is not None, "no trial started on a worker node in time"
+        cluster.remove_node(victim, allow_graceful=False)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(MODELS) * 3)}
+    lost_logged = {e["trial"] for e in _log(sweep_dir, "trial_worker_lost")}
+    assert set(lost) <= lost_logged  # trials that started on the node after the scan may add to it
+    for tid, row in rows.items():
+        assert row["attempts"] == (2 if tid in lost_logged else 1), (tid, row["attempts"])
+    # Each lost attempt's (empty) staging folder is kept aside, never put in place.
+    aside = [p.name for p in (sweep_dir / ".interrupted").iterdir()]
+    assert len(aside) == len(lost_logged)
+    placed = {e["trial"]: e["node"] for e in _log(sweep_dir, "trial_ran_on")}
+    assert all(placed[tid] != victim.node_id for tid in lost_logged)
+    assert ledger_rows(sweep_dir) and not (sweep_dir / ".staging").exists()
