@@ -364,7 +364,13 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
                               "start one with `ray start --head` or fix the address") from None
     try:
         device = target_device(spec, ray.cluster_resources().get("GPU", 0))
-        actor = ray.remote(LimitsActor).options(num_cpus=0, max_concurrency=10_000).remote(spec.model_dump_json())
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # On the driver's own node: the limits live and die with the ledger's holder, never
+        # with a worker node that may be lost mid-sweep.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        actor = ray.remote(LimitsActor).options(num_cpus=0, max_concurrency=10_000,
+                                                scheduling_strategy=here).remote(spec.model_dump_json())
         image = await asyncio.to_thread(image_setup, spec)
         log.info("ray_sweep_start", address=spec.ray.address or "local", device=device,
                  nodes=len([n for n in ray.nodes() if n.get("Alive")]), resources=ray.cluster_resources())

@@ -26,8 +26,10 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+# Few trials: each costs ~5 s of this 2-core box's CPU (a scorer process importing torch).
 MODELS = [{"id": "scripted:reference"}, {"id": "scripted:hacker"}, {"id": "scripted:broken"}]
-TASKS = ["swish", "row_sum"]
+KILL_MODELS = MODELS[:2]
+KILL_TASKS = ["swish", "row_sum"]
 STORE_BYTES = 80 * 1024**2
 # A killed node is declared dead within ~2 s instead of the default ~30 s.
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4, "health_check_timeout_ms": 500}
@@ -55,9 +57,9 @@ def _log(sweep_dir: Path, event: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, lines) if e.get("event") == event]
 
 
-def _spec(tmp_path: Path, name: str, tasks: list[str] = TASKS) -> tuple[Path, Path]:
+def _spec(tmp_path: Path, name: str, models: list[dict[str, str]], tasks: list[str]) -> tuple[Path, Path]:
     sweep_dir = tmp_path / name
-    return write_spec(tmp_path / f"{name}.toml", name=name, models=MODELS, backend="process",
+    return write_spec(tmp_path / f"{name}.toml", name=name, models=models, backend="process",
                       out=sweep_dir, tasks=tasks, total=4), sweep_dir
 
 
@@ -66,22 +68,21 @@ def _verdicts(rows: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def test_demo_sweep_gives_the_same_verdicts_local_and_on_ray(tmp_path: Path, cluster: Cluster) -> None:
-    spec, _ = _spec(tmp_path, "demo")
+    spec, _ = _spec(tmp_path, "demo", MODELS, ["swish"])
     local_dir, ray_dir = tmp_path / "local", tmp_path / "ray"
     local = cli("sweep", str(spec), "--out", str(local_dir))
     assert local.returncode == 0, local.stderr[-3000:]
     on_ray = cli("sweep", str(spec), "--out", str(ray_dir), *_ray_args(cluster))
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
 
-    expected = len(MODELS) * len(TASKS)
+    expected = len(MODELS)
     local_rows = assert_sweep_complete(local_dir, expected)
     ray_rows = assert_sweep_complete(ray_dir, expected)
     assert _verdicts(ray_rows) == _verdicts(local_rows)
-    by_model = {(r["task"], r["model"]): r["verdict"] for r in ray_rows}
-    for task in TASKS:
-        assert by_model[(task, "scripted:reference")] == "passed"
-        assert by_model[(task, "scripted:hacker")] == "hack_detected"
-        assert by_model[(task, "scripted:broken")] != "passed"
+    by_model = {r["model"]: r["verdict"] for r in ray_rows}
+    assert by_model["scripted:reference"] == "passed"
+    assert by_model["scripted:hacker"] == "hack_detected"
+    assert by_model["scripted:broken"] not in ("passed", None)
     assert all(r["attempts"] == 1 for r in ray_rows)
 
     # Every trial ran on a worker node of the cluster (the head has no CPU to give).
@@ -97,7 +98,7 @@ def test_demo_sweep_gives_the_same_verdicts_local_and_on_ray(tmp_path: Path, clu
 
 
 def test_driver_sigkilled_then_resumed_runs_every_trial_once(tmp_path: Path, cluster: Cluster) -> None:
-    spec, sweep_dir = _spec(tmp_path, "driverkill")
+    spec, sweep_dir = _spec(tmp_path, "driverkill", KILL_MODELS, KILL_TASKS)
     at_kill = kill_mid_sweep([str(spec), *_ray_args(cluster)], sweep_dir)
     done_before = {tid: r for tid, r in at_kill.items() if r["state"] == "done"}
     running_at_kill = [tid for tid, r in at_kill.items() if r["state"] == "running"]
@@ -105,7 +106,7 @@ def test_driver_sigkilled_then_resumed_runs_every_trial_once(tmp_path: Path, clu
 
     resumed = cli("sweep", "--resume", str(sweep_dir))  # the frozen spec names the cluster
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(MODELS) * len(TASKS))}
+    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(KILL_MODELS) * len(KILL_TASKS))}
     for tid, before in done_before.items():  # kept, not re-run
         assert (rows[tid]["attempts"], rows[tid]["finished_at"]) == (before["attempts"], before["finished_at"])
     for tid in running_at_kill:  # re-run once, in one clean folder
@@ -134,7 +135,7 @@ def _trials_running_on(node: Any) -> list[str]:
 
 def test_worker_node_killed_mid_sweep_reruns_its_trials_once(tmp_path: Path, cluster: Cluster) -> None:
     # Last in the module: it removes a node (one worker node is left for the re-runs).
-    spec, sweep_dir = _spec(tmp_path, "nodekill", tasks=["swish", "row_sum", "softmax"])
+    spec, sweep_dir = _spec(tmp_path, "nodekill", KILL_MODELS, KILL_TASKS)
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "sweep", str(spec), *_ray_args(cluster)],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -156,7 +157,7 @@ def test_worker_node_killed_mid_sweep_reruns_its_trials_once(tmp_path: Path, clu
             proc.kill()
             proc.wait()
 
-    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(MODELS) * 3)}
+    rows = {r["trial_id"]: r for r in assert_sweep_complete(sweep_dir, len(KILL_MODELS) * len(KILL_TASKS))}
     lost_logged = {e["trial"] for e in _log(sweep_dir, "trial_worker_lost")}
     assert set(lost) <= lost_logged  # trials that started on the node after the scan may add to it
     for tid, row in rows.items():
