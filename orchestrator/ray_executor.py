@@ -31,11 +31,11 @@ import fcntl
 import os
 import socket
 import tempfile
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -157,6 +157,8 @@ class TrialReply:
     files: dict[str, bytes]
     node: str
     """The Ray node id it ran on."""
+    run_s: float = 0.0
+    """Seconds the attempt ran on the node; the rest of its span is scheduling and transfer."""
     error: str | None = None
     error_kind: str | None = None
     """`user` (stop the sweep), `model` (the provider failed) or `broken`."""
@@ -227,8 +229,11 @@ def _read_tree(root: Path) -> dict[str, bytes]:
 
 def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
     """The Ray task: one trial attempt in a node-local folder, its files returned whole."""
+    started = time.monotonic()
     spec = TrialSpec.model_validate_json(spec_json)
     node = require_ray().get_runtime_context().get_node_id()
+    error: str | None = None
+    kind: str | None = None
     with tempfile.TemporaryDirectory(prefix="kernelarena-trial-") as tmp:
         out = Path(tmp) / "trial"
         try:
@@ -237,19 +242,14 @@ def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
             slot = ray_gpu_slot if spec.device == "cuda" else None
             asyncio.run(run_trial(spec, out, score_slot=slot))
         except UserError as exc:
-            return TrialReply(_read_tree(out) if out.exists() else {}, node, str(exc), "user")
+            error, kind = str(exc), "user"
         except Exception as exc:  # reported to the driver, which retries or records it
-            kind = "model" if is_model_error(exc) else "broken"
-            return TrialReply(_read_tree(out) if out.exists() else {}, node, f"{type(exc).__name__}: {exc}"[:500], kind)
-        return TrialReply(_read_tree(out), node)
+            error, kind = f"{type(exc).__name__}: {exc}"[:500], "model" if is_model_error(exc) else "broken"
+        files = _read_tree(out) if out.exists() else {}
+    return TrialReply(files, node, time.monotonic() - started, error, kind)
 
 
 # ---------------------------------------------------------------- on the driver
-
-@lru_cache(maxsize=1)
-def _remote_trial() -> Any:
-    return require_ray().remote(max_retries=0)(_trial_on_node)
-
 
 def _write_tree(files: dict[str, bytes], out_dir: Path) -> None:
     for rel, data in files.items():
@@ -270,16 +270,22 @@ def target_device(spec: SweepSpec, cluster_gpus: float) -> str:
 class RayTrialRunner:
     """A TrialRunner (orchestrator/sweep.py) that runs each attempt as a Ray task."""
 
-    def __init__(self, spec: SweepSpec, sweep_label: str, device: str, image: ImageSetup | None) -> None:
+    def __init__(self, spec: SweepSpec, sweep_label: str, device: str, image: ImageSetup | None,
+                 body: Callable[[str, ImageSetup | None], TrialReply] = _trial_on_node) -> None:
+        """`body` is what the task runs (benchmarks swap in a stand-in trial)."""
         self.spec = spec
         self.device = device
         self.image = image
         self.harness = HarnessRunner(spec, Limits(spec, [device]), sweep_label=sweep_label)
+        # Ray never re-runs an attempt itself: the ledger counts every attempt.
+        self._task = require_ray().remote(max_retries=0)(body)
+        self.run_s: dict[str, float] = {}
+        """Per trial: seconds its last returned attempt ran on its node."""
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
         ray = require_ray()
         spec = self.harness.trial_spec(trial, self.device)
-        ref = _remote_trial().options(num_cpus=self.spec.ray.trial_cpus, name=f"trial:{trial.trial_id}").remote(
+        ref = self._task.options(num_cpus=self.spec.ray.trial_cpus, name=f"trial:{trial.trial_id}").remote(
             spec.model_dump_json(), self.image)
         try:
             reply: TrialReply = await ref
@@ -291,7 +297,8 @@ class RayTrialRunner:
             log.warning("trial_worker_lost", trial=trial.trial_id, error=str(exc)[:300])
             raise TrialWorkerLost(f"{type(exc).__name__}: {str(exc)[:300]}") from None
         _write_tree(reply.files, out_dir)
-        log.info("trial_ran_on", trial=trial.trial_id, node=reply.node, error=reply.error)
+        self.run_s[trial.trial_id] = reply.run_s
+        log.info("trial_ran_on", trial=trial.trial_id, node=reply.node, run_s=round(reply.run_s, 3), error=reply.error)
         if reply.error_kind == "user":
             raise UserError(reply.error or "")
         if reply.error_kind == "model":
