@@ -4,8 +4,9 @@
     python benchmarks/sweep_throughput.py --mode real --trials 24
     python benchmarks/sweep_throughput.py --executor ray --concurrency 64 --trials 256
 
-`--executor ray` runs every level twice, on the local executor and on a Ray cluster (a local one
-of `--ray-nodes` worker nodes started here, or `--ray-address`), and prints both in one table.
+`--executor ray` runs every level on the local executor and twice on a Ray cluster (a local one
+of `--ray-nodes` worker nodes started here, or `--ray-address`): `ray cold` starts Ray's worker
+processes as it goes, `ray warm` reuses them. One table.
 
 Two modes, because a real trial's cost (sandbox start, agent loop, a scorer process importing
 torch) is far larger than the orchestrator's and would hide it on a small machine:
@@ -139,6 +140,7 @@ class TimedRunner:
 async def run_level(mode: str, trials: int, concurrency: int, trial_s: float, root: Path,
                     executor: str = "local") -> dict[str, float]:
     out = root / f"{executor}-c{concurrency}"
+    out.parent.mkdir(parents=True, exist_ok=True)
     spec = make_spec(trials, concurrency, out, executor)
     tasks = resolve_tasks(spec)
     planned = plan(spec, tasks)[:trials]
@@ -213,7 +215,8 @@ def main() -> None:
     configure(level="WARNING")
     root = Path(tempfile.mkdtemp(prefix="kernelarena-bench-"))
     os.environ.setdefault("TRITON_INTERPRET", "1")
-    executors = ["local", "ray"] if args.executor == "ray" else ["local"]
+    # Ray twice: the first pass starts the worker processes (cold), the second reuses them.
+    executors = ["local", "ray", "ray"] if args.executor == "ray" else ["local"]
     print(f"mode={args.mode} trials={args.trials} cpus={os.cpu_count()}"
           + (f" stand-in trial={args.trial_ms:g} ms" if args.mode == "null" else ""))
     print(f"{'executor':>8} {'conc':>5} {'trials':>6} {'wall s':>8} {'trials/min':>11} {'trial s (med)':>13} "
@@ -223,9 +226,10 @@ def main() -> None:
         if "ray" in executors:
             cluster = start_ray(args.ray_address, args.ray_nodes, max(args.concurrency))
         for c in args.concurrency:
-            for executor in executors:
-                r = asyncio.run(run_level(args.mode, args.trials, c, args.trial_ms / 1000, root, executor))
-                print(f"{executor:>8} {c:>5} {r['trials']:>6} {r['wall_s']:>8.2f} {r['trials_per_min']:>11.1f} "
+            for i, executor in enumerate(executors):
+                r = asyncio.run(run_level(args.mode, args.trials, c, args.trial_ms / 1000, root / str(i), executor))
+                label = executor if executor == "local" else ("ray cold" if executors.index("ray") == i else "ray warm")
+                print(f"{label:>8} {c:>5} {r['trials']:>6} {r['wall_s']:>8.2f} {r['trials_per_min']:>11.1f} "
                       f"{r['trial_s_median']:>13.3f} {r['overhead_ms_median']:>18.2f} {r['overhead_ms_p90']:>18.2f}",
                       flush=True)
     finally:

@@ -57,10 +57,22 @@ def _log(sweep_dir: Path, event: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, lines) if e.get("event") == event]
 
 
-def _spec(tmp_path: Path, name: str, models: list[dict[str, str]], tasks: list[str]) -> tuple[Path, Path]:
+def _spec(tmp_path: Path, name: str, models: list[dict[str, str]], tasks: list[str],
+          total: int = 4) -> tuple[Path, Path]:
     sweep_dir = tmp_path / name
     return write_spec(tmp_path / f"{name}.toml", name=name, models=models, backend="process",
-                      out=sweep_dir, tasks=tasks, total=4), sweep_dir
+                      out=sweep_dir, tasks=tasks, total=total), sweep_dir
+
+
+def _most_at_once(rows: list[dict[str, Any]]) -> int:
+    """Most trials between marked running and recorded at one moment (from the ledger)."""
+    edges = sorted([(r["started_at"], 1) for r in rows] + [(r["finished_at"], -1) for r in rows],
+                   key=lambda e: (e[0], e[1]))
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
 
 
 def _verdicts(rows: list[dict[str, Any]]) -> dict[str, str]:
@@ -68,7 +80,8 @@ def _verdicts(rows: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def test_demo_sweep_gives_the_same_verdicts_local_and_on_ray(tmp_path: Path, cluster: Cluster) -> None:
-    spec, _ = _spec(tmp_path, "demo", MODELS, ["swish"])
+    # total = 2 below the cluster's 4 CPUs: the limits actor, not Ray, must hold the sweep to it.
+    spec, _ = _spec(tmp_path, "demo", MODELS, ["swish"], total=2)
     local_dir, ray_dir = tmp_path / "local", tmp_path / "ray"
     local = cli("sweep", str(spec), "--out", str(local_dir))
     assert local.returncode == 0, local.stderr[-3000:]
@@ -84,6 +97,7 @@ def test_demo_sweep_gives_the_same_verdicts_local_and_on_ray(tmp_path: Path, clu
     assert by_model["scripted:hacker"] == "hack_detected"
     assert by_model["scripted:broken"] not in ("passed", None)
     assert all(r["attempts"] == 1 for r in ray_rows)
+    assert _most_at_once(ray_rows) <= 2
 
     # Every trial ran on a worker node of the cluster (the head has no CPU to give).
     (start,) = _log(ray_dir, "ray_sweep_start")
