@@ -181,10 +181,10 @@ async def run_level(mode: str, trials: int, concurrency: int, trial_s: float, ro
     }
 
 
-def start_ray(address: str | None, nodes: int, concurrency: int) -> object | None:
+def start_ray(address: str | None, nodes: int, node_cpus: int) -> object | None:
     """Connect this process to Ray (the executor then reuses the connection); without an
-    address, start a local cluster: a head with no CPUs and `nodes` worker nodes whose logical
-    CPUs together admit `concurrency` one-CPU trial tasks. Returns the cluster to stop."""
+    address, start a local cluster: a head with no CPUs and `nodes` worker nodes of `node_cpus`
+    logical CPUs each (a trial task takes one). Returns the cluster to stop."""
     import ray
     from ray.cluster_utils import Cluster
 
@@ -193,7 +193,7 @@ def start_ray(address: str | None, nodes: int, concurrency: int) -> object | Non
         cluster = Cluster()
         cluster.add_node(num_cpus=0, include_dashboard=False, object_store_memory=200 * 1024**2)
         for _ in range(nodes):
-            cluster.add_node(num_cpus=-(-concurrency // nodes), object_store_memory=200 * 1024**2)
+            cluster.add_node(num_cpus=node_cpus, object_store_memory=200 * 1024**2)
         cluster.wait_for_nodes()
         address = cluster.address
     ray.init(address=address, log_to_driver=False, configure_logging=False)
@@ -211,6 +211,9 @@ def main() -> None:
                         help="ray: run each level on the local executor and on Ray, one table")
     parser.add_argument("--ray-address", help="an existing Ray cluster (default: start a local one here)")
     parser.add_argument("--ray-nodes", type=int, default=2, help="worker nodes of the local Ray cluster")
+    parser.add_argument("--ray-node-cpus", type=int,
+                        help="logical CPUs of each local worker node (default: enough for the highest concurrency); "
+                             "real mode on a small machine: its real cores, or every trial scores at once")
     args = parser.parse_args()
     configure(level="WARNING")
     root = Path(tempfile.mkdtemp(prefix="kernelarena-bench-"))
@@ -224,7 +227,8 @@ def main() -> None:
     cluster = None
     try:
         if "ray" in executors:
-            cluster = start_ray(args.ray_address, args.ray_nodes, max(args.concurrency))
+            node_cpus = args.ray_node_cpus or -(-max(args.concurrency) // args.ray_nodes)
+            cluster = start_ray(args.ray_address, args.ray_nodes, node_cpus)
         for c in args.concurrency:
             for i, executor in enumerate(executors):
                 r = asyncio.run(run_level(args.mode, args.trials, c, args.trial_ms / 1000, root / str(i), executor))
