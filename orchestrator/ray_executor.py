@@ -159,6 +159,8 @@ class TrialReply:
     """The Ray node id it ran on."""
     run_s: float = 0.0
     """Seconds the attempt ran on the node; the rest of its span is scheduling and transfer."""
+    started_at: float = 0.0
+    """Wall-clock time (time.time) it started on the node."""
     error: str | None = None
     error_kind: str | None = None
     """`user` (stop the sweep), `model` (the provider failed) or `broken`."""
@@ -223,13 +225,21 @@ async def ray_gpu_slot() -> AsyncIterator[str]:
         ray.kill(hold)
 
 
+def _prune_on_node(sweep_label: str) -> list[str]:
+    """Containers of this sweep a killed driver's trials left on this node (their owning worker
+    process is gone)."""
+    from sandbox.open import prune_leaked
+
+    return prune_leaked(sweep_label)
+
+
 def _read_tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
     """The Ray task: one trial attempt in a node-local folder, its files returned whole."""
-    started = time.monotonic()
+    started, started_at = time.monotonic(), time.time()
     spec = TrialSpec.model_validate_json(spec_json)
     node = require_ray().get_runtime_context().get_node_id()
     error: str | None = None
@@ -246,7 +256,7 @@ def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
         except Exception as exc:  # reported to the driver, which retries or records it
             error, kind = f"{type(exc).__name__}: {exc}"[:500], "model" if is_model_error(exc) else "broken"
         files = _read_tree(out) if out.exists() else {}
-    return TrialReply(files, node, time.monotonic() - started, error, kind)
+    return TrialReply(files, node, time.monotonic() - started, started_at, error, kind)
 
 
 # ---------------------------------------------------------------- on the driver
@@ -281,10 +291,14 @@ class RayTrialRunner:
         self._task = require_ray().remote(max_retries=0)(body)
         self.run_s: dict[str, float] = {}
         """Per trial: seconds its last returned attempt ran on its node."""
+        self.wait_s: dict[str, float] = {}
+        """Per trial: seconds from submitting it to its start on a node (waiting for a free CPU
+        or a worker process; host clocks must agree)."""
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
         ray = require_ray()
         spec = self.harness.trial_spec(trial, self.device)
+        submitted = time.time()
         ref = self._task.options(num_cpus=self.spec.ray.trial_cpus, name=f"trial:{trial.trial_id}").remote(
             spec.model_dump_json(), self.image)
         try:
@@ -298,6 +312,7 @@ class RayTrialRunner:
             raise TrialWorkerLost(f"{type(exc).__name__}: {str(exc)[:300]}") from None
         _write_tree(reply.files, out_dir)
         self.run_s[trial.trial_id] = reply.run_s
+        self.wait_s[trial.trial_id] = max(0.0, reply.started_at - submitted)
         log.info("trial_ran_on", trial=trial.trial_id, node=reply.node, run_s=round(reply.run_s, 3), error=reply.error)
         if reply.error_kind == "user":
             raise UserError(reply.error or "")
@@ -355,6 +370,24 @@ def image_setup(spec: SweepSpec) -> ImageSetup | None:
     return setup
 
 
+async def prune_nodes(sweep_label: str) -> None:
+    """A resumed docker sweep's leftovers may sit on any node: prune on each, as the local
+    executor does on its one host; never fatal."""
+    ray = require_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    prune = ray.remote(num_cpus=0, max_retries=0)(_prune_on_node)
+    for node in [n["NodeID"] for n in ray.nodes() if n.get("Alive")]:
+        try:
+            removed = await prune.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(sweep_label)
+        except Exception as exc:  # hygiene only
+            log.warning("sandbox_prune_failed", node=node, error=str(exc)[:300])
+            continue
+        if removed:
+            log.info("sandbox_pruned", sweep=sweep_label, node=node, removed=removed)
+
+
 @asynccontextmanager
 async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayExecution]:
     """Connect to (or start) Ray, start the limits actor; undo both however the sweep ends."""
@@ -379,6 +412,8 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
         actor = ray.remote(LimitsActor).options(num_cpus=0, max_concurrency=10_000,
                                                 scheduling_strategy=here).remote(spec.model_dump_json())
         image = await asyncio.to_thread(image_setup, spec)
+        if spec.sandbox.backend != "process":
+            await prune_nodes(sweep_label)
         log.info("ray_sweep_start", address=spec.ray.address or "local", device=device,
                  nodes=len([n for n in ray.nodes() if n.get("Alive")]), resources=ray.cluster_resources())
         try:
