@@ -119,7 +119,9 @@ class RayLimits:
         try:
             yield
         finally:
-            await asyncio.shield(self.actor.release.remote(lease))
+            # Not awaited: the slot frees once the actor gets the call, and the trial need not
+            # wait for that round trip (~0.6 s at 64 trials at once on a 2-core machine).
+            self.actor.release.remote(lease)
 
 
 class RayBreaker:
