@@ -197,6 +197,9 @@ def ensure_image(setup: ImageSetup) -> str:
                     client.images.load(fh)
             finally:
                 client.close()
+            if image_recipe(setup.tag) is None:
+                raise ConfigError(f"ray.image_tarball: {setup.tarball} does not hold {setup.tag}; "
+                                  "delete it so the driver saves it again, or unset it to build the image on each node")
             log.info("sandbox_image_loaded", tag=setup.tag, tarball=setup.tarball, node=socket.gethostname())
             return "loaded"
         build_image(tag=setup.tag)
@@ -352,7 +355,7 @@ def _save_tarball(tag: str, path: Path) -> None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd, "wb") as fh:
-                for chunk in image.save(named=True):
+                for chunk in image.save(named=tag):  # under this tag, not the image's first
                     fh.write(chunk)
             os.replace(tmp, path)
         except BaseException:

@@ -225,3 +225,45 @@ def test_worker_node_killed_mid_sweep_reruns_its_trials_once(tmp_path: Path, clu
     aside = [p.name for p in (sweep_dir / ".interrupted").iterdir()]
     assert len(aside) == len(lost_logged)
     assert ledger_rows(sweep_dir) and not (sweep_dir / ".staging").exists()
+
+
+def _docker_ready() -> bool:
+    from sandbox.docker_client import daemon_answers
+
+    return daemon_answers()
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not os.environ.get("CI") and not _docker_ready(), reason="no Docker daemon (CI always has one)")
+def test_node_without_the_image_loads_the_drivers_tarball(tmp_path: Path) -> None:
+    import docker.errors
+
+    from orchestrator.ray_executor import ImageSetup, _save_tarball, ensure_image
+    from sandbox.docker_client import connect
+
+    # A tiny image of our own stands for the sandbox image (the real one is 2.4 GB to save).
+    tag, other = f"kernelarena-raytest:{os.getpid()}", f"kernelarena-raytest:0-other-{os.getpid()}"
+    (tmp_path / "ctx").mkdir()
+    (tmp_path / "ctx" / "marker").write_text("x")
+    (tmp_path / "ctx" / "Dockerfile").write_text("FROM scratch\nCOPY marker /marker\nLABEL kernelarena.recipe=test\n")
+    tarball = tmp_path / "shared" / "image.tar"
+    client = connect()
+    try:
+        image, _ = client.images.build(path=str(tmp_path / "ctx"), tag=tag, rm=True)
+        image.tag("kernelarena-raytest", f"0-other-{os.getpid()}")  # the tarball must name ours, not another
+        _save_tarball(tag, tarball)  # the driver, at the sweep's start
+        assert tarball.stat().st_size > 0
+        for name in (tag, other):  # a node that lacks it
+            client.images.remove(name)
+        with pytest.raises(docker.errors.ImageNotFound):
+            client.images.get(tag)
+        assert ensure_image(ImageSetup(tag, str(tarball))) == "loaded"
+        assert client.images.get(tag).labels["kernelarena.recipe"] == "test"
+        assert ensure_image(ImageSetup(tag, str(tarball))) == "present"
+    finally:
+        for name in (tag, other):
+            try:
+                client.images.remove(name, force=True)
+            except docker.errors.ImageNotFound:
+                pass
+        client.close()
