@@ -12,7 +12,8 @@ and resume (orchestrator/sweep.py). What moves to the cluster:
   never reach the driver, so an attempt cannot be recorded twice.
 - Scoring on a GPU asks Ray for `num_gpus=1` on the trial's node for as long as scoring runs
   (a placeholder actor holding the GPU), so the cluster's own GPU accounting keeps one timing
-  per GPU at a time; the scorer's per-GPU file lock still guards the host.
+  per GPU at a time; the scorer's per-GPU file lock still guards the host. Such trials run only
+  on nodes Ray labelled with a GPU type.
 - Concurrency limits and the provider circuit breaker (pause with exponential back-off after
   repeated model errors, e.g. exhausted 429 retries) live in one actor, `LimitsActor`, holding
   the same `Limits` and `CircuitBreaker` the local executor uses.
@@ -282,15 +283,30 @@ def target_device(spec: SweepSpec, cluster_gpus: float) -> str:
     return "cuda" if cluster_gpus else "cpu"
 
 
+# Ray labels every node where it finds GPUs with their type, and gives it a resource
+# `accelerator_type:<type>`; trials that score on a GPU select those nodes by the label.
+ACCELERATOR_LABEL = "ray.io/accelerator-type"
+ACCELERATOR_RESOURCE = "accelerator_type:"
+
+
+def gpu_node_selector(cluster_resources: dict[str, float]) -> dict[str, str] | None:
+    """A label selector for the cluster's GPU nodes; None when Ray named no GPU type."""
+    types = sorted(k.removeprefix(ACCELERATOR_RESOURCE) for k in cluster_resources if k.startswith(ACCELERATOR_RESOURCE))
+    return {ACCELERATOR_LABEL: f"in({','.join(types)})"} if types else None
+
+
 class RayTrialRunner:
     """A TrialRunner (orchestrator/sweep.py) that runs each attempt as a Ray task."""
 
     def __init__(self, spec: SweepSpec, sweep_label: str, device: str, image: ImageSetup | None,
-                 body: Callable[[str, ImageSetup | None], TrialReply] = _trial_on_node) -> None:
-        """`body` is what the task runs (benchmarks swap in a stand-in trial)."""
+                 body: Callable[[str, ImageSetup | None], TrialReply] = _trial_on_node,
+                 nodes: dict[str, str] | None = None) -> None:
+        """`body` is what the task runs (benchmarks swap in a stand-in trial); `nodes`, a label
+        selector of the nodes trials may run on (GPU nodes when scoring on a GPU)."""
         self.spec = spec
         self.device = device
         self.image = image
+        self.placement: dict[str, Any] = {"label_selector": nodes} if nodes else {}
         self.harness = HarnessRunner(spec, Limits(spec, [device]), sweep_label=sweep_label)
         # Ray never re-runs an attempt itself: the ledger counts every attempt.
         self._task = require_ray().remote(max_retries=0)(body)
@@ -304,8 +320,8 @@ class RayTrialRunner:
         ray = require_ray()
         spec = self.harness.trial_spec(trial, self.device)
         submitted = time.time()
-        ref = self._task.options(num_cpus=self.spec.ray.trial_cpus, name=f"trial:{trial.trial_id}").remote(
-            spec.model_dump_json(), self.image)
+        ref = self._task.options(num_cpus=self.spec.ray.trial_cpus, name=f"trial:{trial.trial_id}",
+                                 **self.placement).remote(spec.model_dump_json(), self.image)
         try:
             reply: TrialReply = await ref
         except asyncio.CancelledError:
@@ -408,7 +424,12 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
             raise ConfigError(f"ray.address: no Ray cluster answers at {spec.ray.address} ({exc}); "
                               "start one with `ray start --head` or fix the address") from None
     try:
-        device = target_device(spec, ray.cluster_resources().get("GPU", 0))
+        resources = ray.cluster_resources()
+        device = target_device(spec, resources.get("GPU", 0))
+        nodes = gpu_node_selector(resources) if device == "cuda" else None
+        if device == "cuda" and nodes is None:
+            log.warning("gpu_nodes_unnamed", detail="Ray names no GPU type; a trial may land on a node "
+                                                    "without a GPU and wait there for one")
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         # On the driver's own node: the limits live and die with the ledger's holder, never
@@ -422,7 +443,7 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
         log.info("ray_sweep_start", address=spec.ray.address or "local", device=device,
                  nodes=len([n for n in ray.nodes() if n.get("Alive")]), resources=ray.cluster_resources())
         try:
-            yield RayExecution(RayTrialRunner(spec, sweep_label, device, image), RayLimits(actor),
+            yield RayExecution(RayTrialRunner(spec, sweep_label, device, image, nodes=nodes), RayLimits(actor),
                                RayBreaker(actor), actor, started)
         finally:
             ray.kill(actor)

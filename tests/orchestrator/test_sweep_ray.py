@@ -267,3 +267,15 @@ def test_node_without_the_image_loads_the_drivers_tarball(tmp_path: Path) -> Non
             except docker.errors.ImageNotFound:
                 pass
         client.close()
+
+
+def test_gpu_trials_select_the_nodes_ray_labels_with_a_gpu_type() -> None:
+    from ray._private.label_utils import validate_label_selector
+
+    from orchestrator.ray_executor import gpu_node_selector
+
+    resources = {"CPU": 64.0, "GPU": 9.0, "accelerator_type:H200": 1.0, "accelerator_type:A100": 1.0, "memory": 1e9}
+    selector = gpu_node_selector(resources)
+    assert selector == {"ray.io/accelerator-type": "in(A100,H200)"}
+    assert validate_label_selector(selector) is None  # Ray's own check of the syntax
+    assert gpu_node_selector({"CPU": 4.0}) is None
