@@ -419,7 +419,9 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
         if spec.ray.address is None:
             kwargs.update(include_dashboard=False)
         try:
-            ray.init(address=spec.ray.address, **kwargs)
+            # "local": a fresh instance even where another Ray runs on this machine (a bare
+            # ray.init() would join that one).
+            ray.init(address=spec.ray.address or "local", **kwargs)
         except ConnectionError as exc:
             raise ConfigError(f"ray.address: no Ray cluster answers at {spec.ray.address} ({exc}); "
                               "start one with `ray start --head` or fix the address") from None

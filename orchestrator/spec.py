@@ -158,8 +158,8 @@ class RaySpec(_Strict):
     """Where and how trials run when `executor = "ray"` (orchestrator/ray_executor.py)."""
 
     address: str | None = None
-    """An existing cluster (`auto`, `HOST:PORT`, `ray://HOST:PORT`); unset starts a Ray
-    instance on this machine for the sweep's duration."""
+    """An existing cluster (`auto`, `HOST:PORT`, `ray://HOST:PORT`); unset starts a fresh Ray
+    instance on this machine for the sweep's duration (also where another one runs here)."""
     trial_cpus: float = Field(default=1.0, gt=0)
     """Logical CPUs each trial task asks the cluster for (agent loop and its sandbox)."""
     image_tarball: str | None = None
