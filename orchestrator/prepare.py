@@ -120,8 +120,32 @@ def validate(spec: SweepSpec) -> list[ResolvedTask]:
     check_model_credentials(spec)
     tasks = resolve_tasks(spec)
     check_models_build(spec, tasks)
-    scoring_devices(spec)
+    check_devices(spec)
     return tasks
+
+
+def check_devices(spec: SweepSpec) -> None:
+    """Local sweeps score on this machine's devices; a Ray sweep's GPUs are the cluster's."""
+    if spec.executor == "ray":
+        from orchestrator.ray_executor import require_ray
+
+        require_ray()
+        return
+    scoring_devices(spec)
+
+
+# Where trials run does not change what they are: a resume may switch executor or cluster.
+RUN_PLACE_FIELDS = {"out", "executor", "ray"}
+
+
+def with_executor(spec: SweepSpec, executor: str | None, ray_address: str | None) -> SweepSpec:
+    """The CLI's --executor / --ray-address over the spec's."""
+    update: dict[str, object] = {}
+    if executor is not None:
+        update["executor"] = executor
+    if ray_address is not None:
+        update["ray"] = spec.ray.model_copy(update={"address": ray_address})
+    return spec.model_copy(update=update) if update else spec
 
 
 def new_sweep_dir(spec: SweepSpec, out: Path | None) -> Path:
@@ -164,8 +188,8 @@ def load_frozen(sweep_dir: Path) -> tuple[SweepSpec, list[ResolvedTask]]:
 
 def check_unchanged(frozen: SweepSpec, given: SweepSpec, sweep_dir: Path) -> None:
     """A resume must run what the sweep planned; a changed spec would mix two experiments."""
-    a = frozen.model_dump(mode="json", exclude={"out"})
-    b = given.model_dump(mode="json", exclude={"out"})
+    a = frozen.model_dump(mode="json", exclude=RUN_PLACE_FIELDS)
+    b = given.model_dump(mode="json", exclude=RUN_PLACE_FIELDS)
     changed = sorted(k for k in a if a[k] != b.get(k))
     if changed:
         raise UserError(
@@ -185,21 +209,25 @@ class SweepPlan:
     resumed: bool
 
 
-def prepare_sweep(target: Path | None, resume: bool, out: Path | None) -> SweepPlan:
-    """Everything that can fail on user input happens here, before anything is written."""
+def prepare_sweep(target: Path | None, resume: bool, out: Path | None,
+                  executor: str | None = None, ray_address: str | None = None) -> SweepPlan:
+    """Everything that can fail on user input happens here, before anything is written.
+    `executor` and `ray_address` (CLI options) override the spec's."""
     if target is not None and target.is_dir():
         if not resume:
             raise UserError(f"{target} is a folder; to continue that sweep add --resume, or pass a spec .toml")
         spec, tasks = load_frozen(target)
+        spec = with_executor(spec, executor, ray_address)
         check_model_credentials(spec)
-        scoring_devices(spec)
+        check_devices(spec)
         return SweepPlan(spec, tasks, target, resumed=True)
-    spec = load_spec(target or DEFAULT_SPEC)
+    spec = with_executor(load_spec(target or DEFAULT_SPEC), executor, ray_address)
     tasks = validate(spec)
     if resume:
         sweep_dir = find_resume_dir(spec, out)
         frozen, frozen_tasks = load_frozen(sweep_dir)
         check_unchanged(frozen, spec, sweep_dir)
-        return SweepPlan(frozen, frozen_tasks, sweep_dir, resumed=True)
+        placed = frozen.model_copy(update={"executor": spec.executor, "ray": spec.ray})
+        return SweepPlan(placed, frozen_tasks, sweep_dir, resumed=True)
     sweep_dir = new_sweep_dir(spec, out)
     return SweepPlan(spec, tasks, sweep_dir, resumed=False)

@@ -44,9 +44,15 @@ async def run_sweep(plan_: SweepPlan, runner: TrialRunner | None = None, live: b
         if interrupted:
             log.info("sweep_resume_interrupted", trials=[r.trial_id for r in interrupted])
         prune_leaked_sandboxes(spec.sandbox.backend, sweep_label(sweep_dir))
-        limits = Limits(spec, scoring_devices(spec))
-        runner = runner or HarnessRunner(spec, limits, sweep_label=sweep_label(sweep_dir))
         with SweepProgress(ledger, live=live) as progress:
+            if spec.executor == "ray":
+                from orchestrator.ray_executor import ray_execution
+
+                async with ray_execution(spec, sweep_label(sweep_dir)) as ray_run:
+                    return await SweepRunner(spec, sweep_dir, ledger, trials, runner or ray_run.runner,
+                                             ray_run.limits, progress, breaker=ray_run.breaker).run()
+            limits = Limits(spec, scoring_devices(spec))
+            runner = runner or HarnessRunner(spec, limits, sweep_label=sweep_label(sweep_dir))
             return await SweepRunner(spec, sweep_dir, ledger, trials, runner, limits, progress).run()
 
 

@@ -158,6 +158,20 @@ class FailureSpec(_Strict):
     """Cap on a provider's pause."""
 
 
+class RaySpec(_Strict):
+    """Where and how trials run when `executor = "ray"` (orchestrator/ray_executor.py)."""
+
+    address: str | None = None
+    """An existing cluster (`auto`, `HOST:PORT`, `ray://HOST:PORT`); unset starts a fresh Ray
+    instance on this machine for the sweep's duration (also where another one runs here)."""
+    trial_cpus: float = Field(default=1.0, gt=0)
+    """Logical CPUs each trial task asks the cluster for (agent loop and its sandbox)."""
+    image_tarball: str | None = None
+    """Docker backend: a `docker save` tarball at this path, readable on every node (a shared
+    folder). The driver writes it when absent; a node without the image loads it. Unset: a
+    node without the image builds it (`kernelarena sandbox build-image`)."""
+
+
 class SweepSpec(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
     """Sweep name; the default output folder is `runs/<name>-<timestamp>`."""
@@ -180,6 +194,10 @@ class SweepSpec(_Strict):
     sandbox: SandboxSpec = SandboxSpec()
     score: ScoreSpec = ScoreSpec()
     failure: FailureSpec = FailureSpec()
+    executor: Literal["local", "ray"] = "local"
+    """`local` runs every trial on this machine; `ray` runs them as tasks of a Ray cluster
+    (needs `pip install 'kernelarena[ray]'`); the ledger and the sweep folder stay here."""
+    ray: RaySpec = RaySpec()
 
     @model_validator(mode="after")
     def _unique_model_names(self) -> SweepSpec:

@@ -13,6 +13,7 @@ import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +23,7 @@ from kernelarena.errors import UserError
 from kernelarena.logs import get_logger
 from orchestrator.index import rebuild_index
 from orchestrator.ledger import Ledger, TrialResult, TrialRow
-from orchestrator.limits import CircuitBreaker, Limits
+from orchestrator.limits import CircuitBreaker
 from orchestrator.planner import PlannedTrial
 from orchestrator.spec import SweepSpec
 from orchestrator.trial_files import summarize_trial
@@ -41,6 +42,20 @@ class ProgressSink(Protocol):
     def trial_started(self, trial: PlannedTrial) -> None: ...
     def trial_finished(self, trial: PlannedTrial, row: TrialRow, will_retry: bool) -> None: ...
     def provider_paused(self, provider: str, pause_s: float, error: str) -> None: ...
+
+
+class AgentSlots(Protocol):
+    """Where trials take their concurrency slots: `Limits`, or the Ray executor's actor."""
+
+    def agent_slot(self, provider: str, model: str) -> AbstractAsyncContextManager[None]: ...
+
+
+class ProviderBreaker(Protocol):
+    """Pauses a failing provider: `CircuitBreaker`, or the Ray executor's actor."""
+
+    async def wait_ready(self, provider: str) -> None: ...
+    def success(self, provider: str) -> None: ...
+    def failure(self, provider: str, error: str) -> float: ...
 
 
 class NullProgress:
@@ -97,8 +112,9 @@ class SweepRunner:
         ledger: Ledger,
         trials: list[PlannedTrial],
         runner: TrialRunner,
-        limits: Limits,
+        limits: AgentSlots,
         progress: ProgressSink | None = None,
+        breaker: ProviderBreaker | None = None,
     ) -> None:
         self.spec = spec
         self.sweep_dir = sweep_dir
@@ -107,7 +123,7 @@ class SweepRunner:
         self.runner = runner
         self.limits = limits
         self.progress = progress or NullProgress()
-        self.breaker = CircuitBreaker(
+        self.breaker: ProviderBreaker = breaker or CircuitBreaker(
             threshold=spec.failure.consecutive_to_pause,
             pause_s=spec.failure.pause_s,
             max_pause_s=spec.failure.max_pause_s,
@@ -175,7 +191,7 @@ class SweepRunner:
             result = summarize_trial(staging)
             result.verdict = None
             result.error = f"{type(exc).__name__}: {exc}"[:500]
-            return result, _is_model_error(exc)
+            return result, is_model_error(exc)
         result = summarize_trial(staging)
         if result.exit_reason == "error":
             # The model client gave up; the trial's kernel (if any) was still scored, but the
@@ -191,7 +207,7 @@ class SweepRunner:
         os.replace(staging, final)
 
 
-def _is_model_error(exc: BaseException) -> bool:
+def is_model_error(exc: BaseException) -> bool:
     """run_trial wraps failures (TrialBroken); the provider is to blame if a ModelError is the cause."""
     return any(isinstance(e, ModelError) for e in _chain(exc))
 

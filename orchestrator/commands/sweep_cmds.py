@@ -30,6 +30,8 @@ def sweep(
     spec: Annotated[Path | None, typer.Argument(help="Sweep spec .toml (default: examples/demo.toml), or a sweep folder with --resume.")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an earlier sweep: keep finished trials, restart interrupted ones.")] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Sweep folder (default: the spec's `out`, else runs/<name>-<timestamp>).")] = None,
+    executor: Annotated[str | None, typer.Option("--executor", help="Where trials run: local or ray (default: the spec's `executor`).")] = None,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster to run trials on (auto, HOST:PORT, ray://...); implies nothing without executor ray.")] = None,
 ) -> None:
     """Run models x suites x tasks x samples as sandboxed trials, then print the leaderboard."""
     from kernelarena.logs import configure
@@ -38,7 +40,9 @@ def sweep(
     from orchestrator.prepare import LOG_FILE
     from orchestrator.prepare import prepare_sweep
 
-    plan = prepare_sweep(spec, resume, out)
+    if executor is not None and executor not in ("local", "ray"):
+        raise UserError(f"unknown --executor '{executor}'; use local or ray")
+    plan = prepare_sweep(spec, resume, out, executor=executor, ray_address=ray_address)
     from orchestrator.session import run_sweep_blocking  # only once the spec is known good
 
     plan.sweep_dir.mkdir(parents=True, exist_ok=True)

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,3 +90,34 @@ def assert_sweep_complete(sweep_dir: Path, expected_trials: int) -> list[dict[st
     staging = sweep_dir / ".staging"
     assert not staging.exists() or not any(staging.iterdir())
     return rows
+
+
+def kill_mid_sweep(args: list[str], sweep_dir: Path, ready: Callable[[], bool] = lambda: True,
+                   deadline_s: float = 300) -> dict[str, dict[str, Any]]:
+    """Start `kernelarena sweep ARGS`, SIGKILL it once a trial is done while another runs (and
+    `ready()` holds); returns the ledger rows as they were at the kill."""
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "sweep", *args], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            states = [r["state"] for r in ledger_rows(sweep_dir)]
+            if "done" in states and "running" in states and ready():
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"sweep ended before it could be killed: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.05)
+        else:
+            pytest.fail("no trial finished in time")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        return {r["trial_id"]: r for r in ledger_rows(sweep_dir)}
+    finally:
+        # Children of the killed sweep (sandboxed commands) are leftovers of the kill, not part of
+        # what is tested; end them so they do not compete with the resumed run for the CPU.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        assert proc.stderr is not None
+        proc.stderr.close()

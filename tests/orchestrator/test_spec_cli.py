@@ -34,6 +34,7 @@ CASES = {
     "duplicate_names": (BASE + '[[models]]\nid = "scripted:reference"\n', "distinct `name`"),
     "missing_replay": (BASE.replace("scripted:reference", "replay:/no/such/transcript.jsonl"), "no transcript at"),
     "bad_gpu": (BASE.replace('name = "v"', 'name = "v"\ngpus = [7]'), "not visible"),
+    "unknown_executor": (BASE.replace('name = "v"', 'name = "v"\nexecutor = "dask"'), "executor: Input should be 'local' or 'ray'"),
 }
 
 
@@ -73,3 +74,22 @@ def test_resume_refuses_a_changed_spec(tmp_path: Path) -> None:
     spec_path.write_text(BASE.replace('name = "v"', 'name = "v"\nsamples = 3'))
     proc = cli("sweep", str(spec_path), "--resume", "--out", str(sweep))
     assert proc.returncode == 2 and "spec changed" in proc.stderr and "samples" in proc.stderr
+
+
+def test_ray_executor_without_ray_names_the_install(tmp_path: Path) -> None:
+    # A `ray` package that fails to import stands for an install without the [ray] extra.
+    shadow = tmp_path / "shadow" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(BASE)
+    out = tmp_path / "sweep"
+    for args in (["--executor", "ray"], []):
+        if not args:
+            spec.write_text(BASE.replace('name = "v"', 'name = "v"\nexecutor = "ray"'))
+        proc = cli("sweep", str(spec), "--out", str(out), *args, env={"PYTHONPATH": str(shadow.parent)}, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "pip install 'kernelarena[ray]'" in proc.stderr, proc.stderr
+        assert not out.exists()
+    proc = cli("sweep", str(spec), "--executor", "dask", "--out", str(out))
+    assert proc.returncode == 2 and "unknown --executor 'dask'" in proc.stderr

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from orchestrator.prepare import sweep_label
 from sandbox.docker_client import SWEEP
-from tests.orchestrator.sweep_helpers import REPO, assert_sweep_complete, cli, ledger_rows, write_spec
+from tests.orchestrator.sweep_helpers import assert_sweep_complete, cli, kill_mid_sweep, write_spec
 
 MODELS = [{"id": "scripted:reference"}, {"id": "scripted:hacker"}, {"id": "scripted:broken"}]
 TASKS = ["swish", "row_sum"]
@@ -30,37 +26,6 @@ def _docker_ready() -> bool:
     except ImportError:
         return False
     return daemon_answers()
-
-
-def _kill_mid_sweep(spec: Path, sweep_dir: Path, docker: bool, deadline_s: float = 300) -> dict[str, dict]:
-    """Start the sweep, SIGKILL it once a trial is done while another runs (with docker: while
-    one of its containers is up); returns the rows as they were at the kill."""
-    proc = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "sweep", str(spec)], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        end = time.monotonic() + deadline_s
-        while time.monotonic() < end:
-            rows = ledger_rows(sweep_dir)
-            states = [r["state"] for r in rows]
-            if "done" in states and "running" in states and (not docker or _sweep_containers(sweep_dir)):
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"sweep ended before it could be killed: {proc.stderr.read().decode()[-2000:]}")
-            time.sleep(0.05)
-        else:
-            pytest.fail("no trial finished in time")
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        rows_at_kill = {r["trial_id"]: r for r in ledger_rows(sweep_dir)}
-    finally:
-        # Children of the killed sweep (sandboxed commands) are leftovers of the kill, not part of
-        # what is tested; end them so they do not compete with the resumed run for the CPU.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.stderr.close()
-    return rows_at_kill
 
 
 def _sweep_containers(sweep_dir: Path) -> list[str]:
@@ -77,7 +42,8 @@ def _sweep_containers(sweep_dir: Path) -> list[str]:
 def _kill_and_resume(tmp_path: Path, backend: str) -> None:
     sweep_dir = tmp_path / "sweep"
     spec = write_spec(tmp_path / "spec.toml", name="killtest", models=MODELS, backend=backend, out=sweep_dir, tasks=TASKS)
-    at_kill = _kill_mid_sweep(spec, sweep_dir, docker=backend == "docker")
+    docker = backend == "docker"
+    at_kill = kill_mid_sweep([str(spec)], sweep_dir, ready=lambda: not docker or bool(_sweep_containers(sweep_dir)))
     if backend == "docker":  # the killed run leaves the containers of its running trials behind
         assert _sweep_containers(sweep_dir)
     done_before = {tid: r for tid, r in at_kill.items() if r["state"] == "done"}
