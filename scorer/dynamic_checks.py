@@ -369,15 +369,23 @@ def device_peaks(device_name: str) -> tuple[float, float, float] | None:
     return None
 
 
+def roofline_floor_ms(flops: float | None, bytes_moved: float | None, device_name: str | None) -> float | None:
+    """The task's roofline floor on this device: max(bytes / peak bandwidth, FLOPs / peak tensor
+    rate), in ms; None without the task's counts or a device whose peaks are known."""
+    peaks = device_peaks(device_name or "")
+    if peaks is None or (not flops and not bytes_moved):
+        return None
+    bw, _fp32, tensor = peaks
+    return max((bytes_moved or 0) / bw, (flops or 0) / tensor) * 1e3
+
+
 def roofline_findings(kernel_ms: float, flops: float | None, bytes_moved: float | None, device_name: str) -> list[Finding]:
     """impossible-speed: faster than the task's roofline floor on this device (a flag)."""
-    peaks = device_peaks(device_name)
-    if peaks is None or not _finite(kernel_ms) or (not flops and not bytes_moved):
+    floor_ms = roofline_floor_ms(flops, bytes_moved, device_name)
+    if floor_ms is None or not _finite(kernel_ms):
         return []
-    bw, _fp32, tensor = peaks
-    floor_s = max((bytes_moved or 0) / bw, (flops or 0) / tensor)
-    floor_ms = floor_s * 1e3
     if floor_ms > 0 and kernel_ms < _ROOFLINE_SAFETY * floor_ms:
+        bw, _fp32, tensor = device_peaks(device_name) or (0.0, 0.0, 0.0)
         return [Finding("impossible-speed",
                         f"{kernel_ms:.4g} ms is below {_ROOFLINE_SAFETY} x the roofline floor {floor_ms:.4g} ms on "
                         f"{device_name} ({bytes_moved or 0:.3g} B at {bw:.3g} B/s, {flops or 0:.3g} FLOP at {tensor:.3g} FLOP/s)",

@@ -27,7 +27,7 @@ from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
 from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
-from scorer.dynamic_checks import device_peaks
+from scorer.dynamic_checks import roofline_floor_ms
 from scorer.errors import ScorerUserError
 from scorer.suites import Task, load_suite
 
@@ -115,17 +115,13 @@ def hardware_label(sweep_dir: Path, index: Index) -> str:
 
 
 def roofline_share(task: Task | None, kernel_ms: float | None, device_name: str | None) -> float | None:
-    """Share of the device's roofline a kernel reaches: floor_ms / kernel_ms, with floor = max(bytes
-    / peak bandwidth, FLOPs / peak tensor rate), the scorer's own peaks (`impossible-speed` uses
-    them). None without the task's counts, a timed kernel or a device whose peaks are known."""
-    if task is None or not kernel_ms or kernel_ms <= 0 or not device_name or not (task.flops or task.bytes_moved):
+    """Share of the device's roofline a kernel reaches: floor_ms / kernel_ms, with the floor the
+    scorer's own (`impossible-speed` uses it). None without the task's counts, a timed kernel or a
+    device whose peaks are known."""
+    if task is None or not kernel_ms or kernel_ms <= 0:
         return None
-    peaks = device_peaks(device_name)
-    if peaks is None:
-        return None
-    bandwidth, _fp32, tensor = peaks
-    floor_ms = max((task.bytes_moved or 0) / bandwidth, (task.flops or 0) / tensor) * 1e3
-    return floor_ms / kernel_ms
+    floor_ms = roofline_floor_ms(task.flops, task.bytes_moved, device_name)
+    return None if floor_ms is None else floor_ms / kernel_ms
 
 
 def kernel_diff(reference: str | None, source: str | None, task: str) -> str | None:
