@@ -7,17 +7,10 @@ cd "$(dirname "$0")/.."
 
 PY=${PY:-.venv/bin/python}
 say() { echo "browser_up: $*" >&2; }
+source scripts/apt.sh
 
 if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" -ne 0 ]; then
-    say "missing chromium; install it (apt-get install chromium) or run this script as root"
-    exit 1
-  fi
-  say "installing chromium"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=120 update -qq >/dev/null \
-    && apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends chromium >/dev/null \
-    || { say "apt-get install chromium failed; see the apt output above"; exit 1; }
+  apt_install chromium || exit 1
 fi
 
 if ! "$PY" -c "import playwright" >/dev/null 2>&1; then

@@ -8,6 +8,7 @@ LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
 WAIT_S=${DOCKERD_WAIT_S:-60}
 
 say() { echo "docker_up: $*" >&2; }
+source "$(dirname "$0")/apt.sh"
 
 daemon_answers() { timeout 5 docker info >/dev/null 2>&1; }
 
@@ -21,17 +22,7 @@ command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v docker >/dev/null 2>&1 || need+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 if [ "${#need[@]}" -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    say "missing ${need[*]}; install them (apt-get install ${need[*]}) or run this script as root"
-    exit 1
-  fi
-  say "installing ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # An apt lock held by another install is waited for, not treated as a failure.
-  apt-get -o DPkg::Lock::Timeout=120 update -qq >/dev/null \
-    && apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends \
-      "${need[@]}" iptables >/dev/null \
-    || { say "apt-get install ${need[*]} failed; see the apt output above"; exit 1; }
+  apt_install "${need[@]}" iptables || exit 1
 fi
 
 if ! pgrep -x dockerd >/dev/null 2>&1; then
