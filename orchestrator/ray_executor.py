@@ -36,7 +36,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -355,7 +355,6 @@ class RayExecution:
     limits: RayLimits
     breaker: RayBreaker
     actor: Any
-    started_ray: bool = field(default=False)
 
 
 def _save_tarball(tag: str, path: Path) -> None:
@@ -446,7 +445,7 @@ async def ray_execution(spec: SweepSpec, sweep_label: str) -> AsyncIterator[RayE
                  nodes=len([n for n in ray.nodes() if n.get("Alive")]), resources=ray.cluster_resources())
         try:
             yield RayExecution(RayTrialRunner(spec, sweep_label, device, image, nodes=nodes), RayLimits(actor),
-                               RayBreaker(actor), actor, started)
+                               RayBreaker(actor), actor)
         finally:
             ray.kill(actor)
     finally:
