@@ -8,11 +8,19 @@ import fcntl
 import os
 import re
 import tempfile
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
+_WAITED = threading.local()
+
+
+def waited_s() -> float:
+    """Seconds this thread has spent waiting for GPU locks (a scoring reports its share)."""
+    return getattr(_WAITED, "seconds", 0.0)
 
 
 def lock_path(gpu_key: str) -> Path:
@@ -30,7 +38,9 @@ def hold_gpu(gpu_key: str | None, *, shared: bool = False) -> Iterator[None]:
         yield
         return
     with open(lock_path(gpu_key), "a+") as fh:
+        start = time.perf_counter()
         fcntl.flock(fh.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        _WAITED.seconds = waited_s() + time.perf_counter() - start
         try:
             yield
         finally:

@@ -29,7 +29,7 @@ from scorer.catalog import Finding
 from scorer.errors import ScorerUserError
 from scorer.evaluate import CorrectnessOutcome
 from scorer.batch import batch_calls
-from scorer.gpu_lock import hold_gpu
+from scorer.gpu_lock import hold_gpu, waited_s
 from scorer.judge_clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
 from scorer.protocol import Frame
@@ -198,7 +198,7 @@ class Judge:
             log.debug("scorer stage done", extra={"stage": name, "seconds": self.durations[name]})
 
     def run(self) -> Score:
-        start = time.perf_counter()
+        start, waited_before = time.perf_counter(), waited_s()
         score = Score(suite=self.suite.name, task=self.task.id, verdict="passed")
         try:
             self._run_stages(score)
@@ -208,6 +208,8 @@ class Judge:
             score.verdict, score.error = fail.verdict, fail.error
         if score.verdict == "passed":
             self._apply_findings_verdict(score)
+        # Inside the stages above: where concurrent scorings queue for the GPU.
+        self.durations["gpu_lock_wait"] = round(waited_s() - waited_before, 4)
         self.durations["total"] = round(time.perf_counter() - start, 4)
         score.durations_s = dict(self.durations)
         log.debug("scored kernel", extra={"suite": score.suite, "task": score.task, "verdict": score.verdict})

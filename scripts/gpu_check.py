@@ -180,6 +180,26 @@ def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]
 
 
 # --- suites -----------------------------------------------------------------------------------------
+def _cpu_times() -> tuple[float, float]:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat (0, 0 where unreadable)."""
+    try:
+        fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
+    return sum(fields) - idle, sum(fields)
+
+
+def _stage_sums(rows: list[dict[str, Any]]) -> str:
+    """Each stage summed over the scorings (where the wall time of a concurrent run goes)."""
+    sums: dict[str, float] = {}
+    for r in rows:
+        for k, v in (r.get("durations_s") or {}).items():
+            if k != "total" and not k.endswith("_worker"):
+                sums[k] = sums.get(k, 0.0) + v
+    return " ".join(f"{k}={v:.0f}" for k, v in sorted(sums.items(), key=lambda kv: -kv[1]))
+
+
 def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
     if not (task.flops or task.bytes_moved):
         return None
@@ -226,10 +246,12 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                 rows.append(row)
                 (out / f"suite_{name}.json").write_text(json.dumps(rows, indent=1))
 
-        suite_t0 = time.perf_counter()
+        suite_t0, cpu0 = time.perf_counter(), _cpu_times()
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(job, tasks))
         suite_wall = time.perf_counter() - suite_t0
+        cpu1 = _cpu_times()
+        busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else float("nan")
         rows.sort(key=lambda r: r["task"])
         done = {r["task"] for r in rows}
         summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in rows])
@@ -254,6 +276,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                      f"median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; geomean "
                      f"{summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}; {len(rows)} scored in "
                      f"{suite_wall:.0f} s wall with {workers} at once")
+        lines.append(f"  CPU busy {busy:.0%} of {os.cpu_count()} cores; stage sums (s): {_stage_sums(rows)}")
     return lines
 
 
