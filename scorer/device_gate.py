@@ -81,6 +81,18 @@ def make_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     return _GATES[key]
 
 
+def locked_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
+    """`make_gate` with the GPU lock's shared side taken by the worker itself: the gate's trial run
+    fills every SM, which must not land inside another scorer's timing, and the judge does not hold
+    the lock around the CPU-bound work (building the task's models) that comes with it."""
+    if (str(device), id(hold_kernel)) in _GATES:
+        return _GATES[(str(device), id(hold_kernel))]
+    from scorer.gpu_lock import device_lock_key, hold_gpu
+
+    with hold_gpu(device_lock_key(device), shared=True):
+        return make_gate(device, hold_kernel)
+
+
 def _new_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     if hold_kernel is None:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import re
 import subprocess
@@ -17,6 +18,7 @@ import torch
 SCORER_VERSION = "0.2.0"
 
 
+@functools.lru_cache(maxsize=1)  # nvidia-smi, where /proc has no version, takes a second a call
 def _driver_version() -> str | None:
     proc_file = Path("/proc/driver/nvidia/version")
     if proc_file.is_file():

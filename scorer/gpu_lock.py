@@ -12,7 +12,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 _WAITED = threading.local()
@@ -21,6 +21,16 @@ _WAITED = threading.local()
 def waited_s() -> float:
     """Seconds this thread has spent waiting for GPU locks (a scoring reports its share)."""
     return getattr(_WAITED, "seconds", 0.0)
+
+
+def device_lock_key(device: Any) -> str | None:
+    """A CUDA device's lock key as a worker sees it: its UUID, the key the judge takes from the
+    reference worker's environment; None on a CPU."""
+    import torch
+
+    if torch.device(device).type != "cuda":
+        return None
+    return str(getattr(torch.cuda.get_device_properties(device), "uuid", "")) or None
 
 
 def lock_path(gpu_key: str) -> Path:

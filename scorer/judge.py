@@ -241,7 +241,8 @@ class Judge:
             limit = self.options.memory_limit_bytes if self.device.type == "cpu" else None
             # Started now (or taken warm from a session's pool) so its interpreter start-up
             # overlaps the reference work; it loads no kernel until the reference is prepared.
-            worker = self.kernel_worker or WorkerProcess("kernel", WorkerDirs.create(base, "kernel"), memory_limit_bytes=limit)
+            worker = self.kernel_worker or WorkerProcess("kernel", WorkerDirs.create(base, "kernel"),
+                                                         memory_limit_bytes=limit, warm_device=self.device.type)
             ref = self.reference or ReferenceService(self.suite, self.task, self.device, self.options, self.overrides,
                                                      base, self.repetitions)
             before = dict(ref.durations)  # a session's reference has served other kernels
@@ -267,8 +268,12 @@ class Judge:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
         self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
+        # Building the task's models is host work; the worker locks the GPU itself for the hold.
+        self._setup(worker, ref)
+        # Importing kernel.py and building ModelNew on the host may compile extensions for a minute:
+        # not under the lock (the model goes to the device in the correctness stage).
+        self._load(worker, score)
         with hold_gpu(ref.gpu_key(), shared=True):
-            self._load(worker, ref, score)
             outcome = self._correctness(worker, ref)
         self._record(score, outcome.findings + self._native_findings())
         score.correctness = outcome.result
@@ -325,7 +330,7 @@ class Judge:
         if isinstance(worker_s, (int, float)) and stage != "kernel_spawn":
             self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
-    def _load(self, worker: WorkerProcess, ref: ReferenceService, score: Score) -> None:
+    def _setup(self, worker: WorkerProcess, ref: ReferenceService) -> None:
         plan = ref.plan
         setup = {"op": "setup", "task_path": str(self.task.path), "device": str(self.device),
                  "overrides": self.overrides, "alt_overrides": [a["overrides"] for a in plan.alt_shapes],
@@ -336,6 +341,8 @@ class Judge:
         pid = worker.proc.pid
         fingerprint = reply.header.get("timers") if isinstance(reply.header.get("timers"), dict) else {}
         self._native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
+
+    def _load(self, worker: WorkerProcess, score: Score) -> None:
         kernel_copy = worker.dirs.workdir / "kernel.py"
         shutil.copyfile(self.kernel_path, kernel_copy)
         reply = self._ask(worker, "load", {"op": "load", "kernel_path": str(kernel_copy)}, None, self.options.load_s)

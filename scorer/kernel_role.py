@@ -24,7 +24,7 @@ from scorer import dynamic_checks, native_audit
 from scorer.catalog import Finding
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
 from scorer import batch as batch_mod
-from scorer.device_gate import make_gate
+from scorer.device_gate import locked_gate
 from scorer.device_share import share
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
@@ -172,7 +172,7 @@ class KernelRole:
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
-            make_gate(self.device, self.clock.hold_kernel)
+            locked_gate(self.device, self.clock.hold_kernel)
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
         # judge reads back from outside this process once the kernel has run (scorer/native_audit.py).
         self.fingerprint = native_audit.timer_fingerprint()
@@ -182,7 +182,8 @@ class KernelRole:
         if self.device.type == "cuda" and self.clock.cuda_sync is not None:
             self.clock.cuda_sync(self.device)
 
-    def _build(self, init_inputs: list[Any], state_dict: dict[str, torch.Tensor]) -> tuple[torch.nn.Module, bool]:
+    def _build(self, init_inputs: list[Any], state_dict: dict[str, torch.Tensor],
+               place: bool = True) -> tuple[torch.nn.Module, bool]:
         assert self.model_cls is not None
         torch.manual_seed(self.init_seed)
         model = self.model_cls(*init_inputs)
@@ -191,7 +192,7 @@ class KernelRole:
             own[k].shape == state_dict[k].shape for k in own)
         if loaded:
             model.load_state_dict(state_dict)
-        return model.to(self.device), loaded
+        return (model.to(self.device) if place else model), loaded
 
     def load(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None, "setup must come before load"
@@ -213,7 +214,9 @@ class KernelRole:
         self.model_cls = model_cls
         self.census = install_census(module, source)
         try:
-            self.model, loaded = self._build(self.main.init_inputs, self.main.state_dict)
+            # On the host: `load` runs outside the GPU lock (its import may compile extensions for a
+            # minute); `correctness`, under the lock, moves the model to the device.
+            self.model, loaded = self._build(self.main.init_inputs, self.main.state_dict, place=False)
         except Exception:
             return _error("compile_error", "ModelNew(*init_inputs) failed:\n" + traceback.format_exc())
         return {"ok": True, "state_dict_loaded": loaded, "findings": _findings(self.guard.check("load")),
@@ -273,6 +276,10 @@ class KernelRole:
 
     def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
+        try:
+            self.model = self.model.to(self.device)
+        except Exception:
+            return _error("runtime_error", "moving ModelNew to the device failed:\n" + traceback.format_exc())
         self.shipped = []
         specs = _specs(header["output_specs"])
         seeds = header["seeds"]

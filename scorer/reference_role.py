@@ -24,6 +24,7 @@ from scorer.device_gate import make_gate
 from scorer.device_share import ShareError, open_shared
 from scorer.environment import collect_environment
 from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
+from scorer.gpu_lock import hold_gpu
 from scorer.memory import seeds_that_fit, tensor_bytes
 from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.timing import Clock, TimingPlan, time_forward
@@ -89,10 +90,15 @@ class ReferenceRole:
             self.clock.cuda_sync(self.device)
             torch.cuda.empty_cache()
 
-    def _variant(self, task_path: Path, overrides: dict[str, Any], init_seed: int, seeds: list[int],
-                 fp64: bool, name: str) -> Variant:
+    @staticmethod
+    def _build(task_path: Path, overrides: dict[str, Any], init_seed: int, name: str) -> tuple[Any, torch.nn.Module]:
+        """The task's module and Model, built on the host (no GPU work: done outside the GPU lock)."""
         module = load_module(task_path, name, overrides)
         model, _ = build_model(module, init_seed)
+        return module, model
+
+    def _variant(self, built: tuple[Any, torch.nn.Module], seeds: list[int], fp64: bool) -> Variant:
+        module, model = built
         model = model.to(self.device)
         variant = Variant(module, model, list(seeds))
         # float64 on the task's device: as exact as on CPU (no TF32 in fp64) and far faster on a GPU;
@@ -122,6 +128,9 @@ class ReferenceRole:
         return {"ok": True, "environment": collect_environment(self.device)}, None
 
     def prepare(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        """Builds the task's models on the host, then, holding the GPU lock's shared side itself
+        (the judge does not: the host-side build of a large model takes seconds that other scorers'
+        timings need not wait for), draws the input sets and computes the reference outputs."""
         self.device = torch.device(header["device"])
         self.task = dict(header.get("task", {}))
         rule = header.get("rule", {})
@@ -129,30 +138,51 @@ class ReferenceRole:
                          bool(rule.get("deterministic", True)))
         task_path = Path(header["task_path"])
         overrides = header.get("overrides", {})
+        init_seed, fp64 = int(header["init_seed"]), bool(header.get("fp64"))
+        steps = {"build": 0.0, "outputs": 0.0}
+
+        def timed(step: str, work: Any) -> Any:
+            started = self.clock.perf_counter()
+            try:
+                return work()
+            finally:
+                steps[step] += self.clock.perf_counter() - started
+
+        def on_gpu() -> Any:
+            return hold_gpu(header.get("gpu_lock"), shared=True)
+
         probe = load_module(task_path, "kernelarena_task_probe", overrides)
-        fp64 = bool(header.get("fp64"))
-        n_seeds, problem = seeds_that_fit(probe, int(header["init_seed"]), len(header["seeds"]), self.device, fp64)
+        with on_gpu():
+            n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
         if problem:
             return {"ok": False, "kind": "runtime_error", "error": problem}, None
         try:
-            self.main = self._variant(task_path, overrides, header["init_seed"], header["seeds"][:n_seeds],
-                                      bool(header.get("fp64")), "kernelarena_task")
-            self.alts = [self._variant(task_path, alt["overrides"], header["init_seed"], [alt["seed"]], False,
-                                       f"kernelarena_task_alt{i}") for i, alt in enumerate(header.get("alt_shapes", []))]
+            # One variant at a time, so the host holds one model's weights at most.
+            built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
+            with on_gpu():
+                self.main = timed("outputs", lambda: self._variant(built, header["seeds"][:n_seeds], fp64))
+            self.alts = []
+            for i, alt in enumerate(header.get("alt_shapes", [])):
+                built = timed("build", lambda: self._build(task_path, alt["overrides"], init_seed, f"kernelarena_task_alt{i}"))
+                with on_gpu():
+                    self.alts.append(timed("outputs", lambda: self._variant(built, [alt["seed"]], False)))
+            del built
         except torch.OutOfMemoryError as exc:
             return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
-        self._release()
-        if self.device.type == "cuda":
-            # The timing's GPU-wide hold is compiled and tried now, under the judge's shared lock,
-            # not at the start of the baseline's timing, which holds the GPU alone.
-            make_gate(self.device, self.clock.hold_kernel)
+        with on_gpu():
+            self._release()
+            if self.device.type == "cuda":
+                # The timing's GPU-wide hold is compiled and tried now (unless the worker was started
+                # warm), not at the start of the baseline's timing, which holds the GPU alone.
+                steps["gate"] = 0.0
+                timed("gate", lambda: make_gate(self.device, self.clock.hold_kernel))
+            free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
         first = self.main.sets[0].outputs
         env = collect_environment(self.device)
-        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
         return {"ok": True, "environment": env, "output_specs": [[list(t.shape), str(t.dtype)] for t in first],
                 "alt_output_specs": [[[list(t.shape), str(t.dtype)] for t in a.sets[0].outputs] for a in self.alts],
                 "input_digests": [s.digest for s in self.main.sets], "seeds_used": len(self.main.sets), "output_bytes": sum(tensor_bytes(t) for t in first),
-                "free_bytes": free}, None
+                "free_bytes": free, "steps_s": steps}, None
 
     def _oom_text(self, exc: BaseException) -> str:
         free, total = torch.cuda.mem_get_info(self.device)

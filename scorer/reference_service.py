@@ -80,7 +80,7 @@ class ReferenceService:
             keep_reps=sorted(chance.sample(range(repetitions), min(2, repetitions))),
         )
         # A session hands over a worker it started ahead (torch imported while other work ran).
-        self.worker = worker or WorkerProcess("reference", WorkerDirs.create(base, "reference"))
+        self.worker = worker or WorkerProcess("reference", WorkerDirs.create(base, "reference"), warm_device=device.type)
         if self.worker.proc is None:
             self.worker.start()
         self.prepared: Prepared | None = None
@@ -133,10 +133,13 @@ class ReferenceService:
                   "overrides": self.overrides, "init_seed": self.plan.init_seed, "seeds": self.plan.seeds,
                   "alt_shapes": self.plan.alt_shapes, "fp64": self.task.dtype in (None, "float32"),
                   "rule": {"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
-                  "task": {"dtype": self.task.dtype, "category": self.task.category}}
-        # Shared: another scorer's timing must not run beside this GPU work (nor this beside it).
-        with hold_gpu(self.gpu_key(), shared=True):
-            h = self.request("reference", header).header
+                  "task": {"dtype": self.task.dtype, "category": self.task.category},
+                  # The worker takes the lock's shared side itself around its GPU work (another
+                  # scorer's timing must not run beside it), not around building the models.
+                  "gpu_lock": self.gpu_key()}
+        h = self.request("reference", header).header
+        for step, seconds in dict(h.get("steps_s") or {}).items():
+            self.durations[f"reference_{step}_worker"] = round(float(seconds), 4)
         self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
         env = dict(h.get("environment", {}))
         env["init_seed"] = self.plan.init_seed

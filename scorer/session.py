@@ -72,7 +72,8 @@ class ScoringSession:
         limit = self.options.memory_limit_bytes if device_type == "cpu" else None
         pool = self._pool.setdefault(device_type, [])
         while len(pool) < self.warm_workers + 1:
-            worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit)
+            worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit,
+                                   warm_device=device_type)
             worker.start()  # Popen returns at once: the interpreter starts while the judge works
             pool.append(worker)
         return pool.pop(0)
@@ -87,17 +88,19 @@ class ScoringSession:
             _, old = self._references.popitem(last=False)
             old.close()
         ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
-                               self._new_dir("reference"), judge.repetitions, worker=self._reference_worker())
+                               self._new_dir("reference"), judge.repetitions,
+                               worker=self._reference_worker(judge.device.type))
         self._references[key] = ref
         return ref
 
-    def _reference_worker(self) -> WorkerProcess | None:
+    def _reference_worker(self, device_type: str) -> WorkerProcess | None:
         """The reference worker started when the last new task came (none the first time), and
         a spare started now for the next new task: a session that meets a new task once starts
         one reference worker ahead, not one per scoring."""
         worker, self._spare_reference = self._spare_reference, None
         if self.warm_workers:
-            spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"))
+            spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"),
+                                  warm_device=device_type)
             spare.start()
             self._spare_reference = spare
         return worker

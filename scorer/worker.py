@@ -31,6 +31,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--in-fd", type=int, required=True)
     parser.add_argument("--out-fd", type=int, required=True)
     parser.add_argument("--spool", type=Path, required=True, help="folder the payloads pass through")
+    parser.add_argument("--warm-device", default="", help="cuda: make the context and the hold before any request")
     return parser.parse_args(argv)
 
 
@@ -49,8 +50,36 @@ def _role_handlers(role: str) -> dict[str, Handler]:
             "batch_setup": ker.batch_setup, "batch": ker.batch}
 
 
-def serve(role: str, in_fd: int, out_fd: int, spool: Spool) -> int:
+def warm_device(device: str) -> None:
+    """CUDA's context and the timing's GPU-wide hold, made while the worker waits in a session's
+    pool instead of inside a scoring (about a second of CPU and driver work each). Nothing of a
+    kernel has run yet, so what is made here is as trusted as in `setup`, which makes whatever is
+    missing. The first ping is answered after this, so a session's settle stage covers it."""
+    if not device.startswith("cuda"):
+        return
+    try:
+        import torch
+
+        from scorer.device_gate import make_gate
+        from scorer.gpu_lock import device_lock_key, hold_gpu
+
+        if not torch.cuda.is_available():
+            return
+        dev = torch.device(device)
+        key = device_lock_key(dev)
+        if key is None:
+            return  # without the judge's lock key a new context could land inside another's timing
+        with hold_gpu(key, shared=True):
+            torch.empty(1, device=dev)
+            make_gate(dev, _CLOCK.hold_kernel)
+            torch.cuda.synchronize(dev)
+    except Exception:  # best effort: setup and prepare make them again where this failed
+        pass
+
+
+def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> int:
     handlers = _role_handlers(role)
+    warm_device(warm)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
     os.set_inheritable(in_fd, False)
     os.set_inheritable(out_fd, False)
@@ -86,7 +115,7 @@ def serve(role: str, in_fd: int, out_fd: int, spool: Spool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    return serve(args.role, args.in_fd, args.out_fd, Spool(args.spool))
+    return serve(args.role, args.in_fd, args.out_fd, Spool(args.spool), args.warm_device)
 
 
 if __name__ == "__main__":

@@ -101,8 +101,10 @@ def _memory_limiter(limit_bytes: int | None):
 
 
 class WorkerProcess:
-    def __init__(self, role: str, dirs: WorkerDirs, memory_limit_bytes: int | None = None) -> None:
+    def __init__(self, role: str, dirs: WorkerDirs, memory_limit_bytes: int | None = None,
+                 warm_device: str = "") -> None:
         self.role = role
+        self.warm_device = warm_device
         self.dirs = dirs
         self.memory_limit_bytes = memory_limit_bytes
         self.proc: subprocess.Popen[bytes] | None = None
@@ -126,6 +128,8 @@ class WorkerProcess:
         set_nonblocking(self.to_child)
         cmd = [sys.executable, "-m", "scorer.worker", "--role", self.role,
                "--in-fd", str(child_in), "--out-fd", str(child_out), "--spool", str(self.spool.path)]
+        if self.warm_device:
+            cmd += ["--warm-device", self.warm_device]
         try:
             with open(self.dirs.log_path, "ab") as log:
                 self.proc = subprocess.Popen(
