@@ -49,6 +49,13 @@ for line in sys.stdin:
         model = mod.ModelNew()  # the worker builds the model more than once
         x = torch.randn(64, 257)
         out["correct"] = bool(torch.allclose(model(x), x * torch.sigmoid(x), atol=1e-5))
+    elif cmd == "model":  # build a kernel's model of any task, twice as the worker does: "model PATH INIT_ARGS_JSON"
+        path, _, init = arg.partition(" ")
+        spec = importlib.util.spec_from_file_location("kernel", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for _ in range(2):
+            mod.ModelNew(*json.loads(init or "[]"))
     elif cmd == "ml_meth":  # time.perf_counter's PyMethodDef now calls time.monotonic's C function
         put(ptr(id(time.perf_counter) + 16) + 8, ptr(ptr(id(time.monotonic) + 16) + 8))
     elif cmd == "vectorcall":  # the object's vectorcall slot now holds len's
@@ -65,8 +72,9 @@ for line in sys.stdin:
     elif cmd == "exit":
         break
     if cmd != "vectorcall":  # perf_counter now runs len's calling convention and would raise
-        a = time.perf_counter(); time.sleep(0.2); b = time.perf_counter()
+        a, wall_a = time.perf_counter(), time.time(); time.sleep(0.2); b, wall_b = time.perf_counter(), time.time()
         out["slept_0.2_measured"] = b - a
+        out["slept_0.2_wall"] = wall_b - wall_a  # CLOCK_REALTIME: no attack here slows it
     print(json.dumps(out), flush=True)
 '''
 
@@ -345,8 +353,13 @@ def ext_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("torch_extensions")
 
 
+# Native attacks that no layer in the kernel's process sees (only the judge's clock, test_corpus),
+# with the task's init arguments at its test shapes.
+UNWATCHED = {"native_got_interposer": [32, 40]}
+
+
 def test_native_attacks_are_in_the_corpus() -> None:
-    assert set(NATIVE_ATTACKS) == set(EXPECTED_FIELD)
+    assert set(NATIVE_ATTACKS) == set(EXPECTED_FIELD) | set(UNWATCHED)
 
 
 @pytest.mark.slow
@@ -363,6 +376,25 @@ def test_native_attack_is_reported_at_run_time(name: str, ext_dir: Path) -> None
         assert {f.pattern for f in findings} == {"timer-patching"}
         assert any(f.evidence.startswith(EXPECTED_FIELD[name] + " at ") for f in findings), findings
         # The binary layer does not see plain memory writes: the extension imports nothing unusual.
+        assert native_audit.scan_new_objects(c.pid, before) == []
+    finally:
+        c.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(UNWATCHED))
+def test_unwatched_native_attack_passes_the_in_process_layers(name: str, ext_dir: Path) -> None:
+    source = NATIVE_ATTACKS[name].read_text()
+    static = {f.pattern for f in analyze_source(source, "kernel.py", LibraryPolicy())}
+    assert not static & {"timer-patching", "harness-introspection"}, static
+    c = Child(env={"TORCH_EXTENSIONS_DIR": str(ext_dir)})
+    try:
+        assert native_audit.probe(c.pid)
+        before = native_audit.mapped_objects(c.pid)
+        out = c.do(f"model {NATIVE_ATTACKS[name]} {json.dumps(UNWATCHED[name])}")
+        # The attack works (the clock reads 1/8 while the sleep lasts as asked) and is not seen.
+        assert 0.15 < out["slept_0.2_wall"] < 1.0 and 0.015 < out["slept_0.2_measured"] < 0.05, out
+        assert native_audit.audit_timers(c.pid, c.fingerprint) == []
         assert native_audit.scan_new_objects(c.pid, before) == []
     finally:
         c.close()
