@@ -23,6 +23,8 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
         assert first.verdict == second.verdict == "passed", (first.error, second.error)
         # The second kernel found the reference prepared and its baseline measured.
         assert "reference" in first.durations_s and "reference" not in second.durations_s
+        # The reference's preparation steps and the queueing for the GPU are reported.
+        assert {"reference_build_worker", "reference_outputs_worker", "gpu_lock_wait"} <= set(first.durations_s)
         assert "baseline_timing" in first.durations_s and "baseline_timing" not in second.durations_s
         assert second.timing is not None and second.timing.baseline_ms == first.timing.baseline_ms
         assert list(session._references.values())[0].worker.proc.pid == reference_pid
@@ -43,3 +45,42 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
         (row_sum_ref,) = session._references.values()
         assert row_sum_ref.worker is spare and spare.proc.poll() is None
     assert spare.proc.poll() is not None and session._spare_reference is None  # close() ends them all
+
+
+@pytest.mark.slow
+def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suite, tmp_path, monkeypatch) -> None:
+    """The judge no longer holds the GPU lock while a reference prepares (building a large model
+    on the host takes seconds other scorers need not wait for): the worker takes the lock's
+    shared side itself, so it waits while another scorer times, and goes on once that ends."""
+    import threading
+    import time
+
+    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu
+    from scorer.workerproc import WorkerDirs, WorkerProcess
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))  # the worker inherits it
+    task = demo.tasks["swish"]
+    header = {"op": "prepare", "task_path": str(task.path), "device": "cpu", "overrides": dict(task.test_shapes),
+              "init_seed": 1, "seeds": [2, 3], "alt_shapes": [], "fp64": True, "task": {},
+              "rule": {"rtol": 1e-5, "atol": 1e-8, "exact": False, "deterministic": True}, "gpu_lock": "GPU-test"}
+    with WorkerProcess("reference", WorkerDirs.create(tmp_path, "reference")) as worker:
+        assert worker.wait_started(120)
+        release = threading.Event()
+        timing_elsewhere = threading.Event()
+
+        def another_scorer_times() -> None:
+            with hold_gpu("GPU-test"):
+                timing_elsewhere.set()
+                release.wait(30)
+
+        other = threading.Thread(target=another_scorer_times)
+        other.start()
+        timing_elsewhere.wait(10)
+        released_at = time.monotonic() + 1.5
+        threading.Timer(1.5, release.set).start()
+        reply = worker.request(header, None, 120)
+        answered_at = time.monotonic()
+        other.join()
+    assert reply.header.get("ok"), reply.header
+    assert answered_at >= released_at - 0.05, "the reference computed outputs while another scorer held the GPU"
+    assert set(reply.header["steps_s"]) >= {"build", "outputs"}

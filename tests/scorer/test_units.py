@@ -222,6 +222,34 @@ def test_gpu_lock_shared_holders_coexist_and_block_timing(tmp_path: Path, monkey
                 fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+def test_gpu_lock_wait_is_counted_per_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scoring reports how long it queued for the GPU (durations_s.gpu_lock_wait)."""
+    import threading
+
+    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, waited_s
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+    held, release = threading.Event(), threading.Event()
+
+    def timer_elsewhere() -> None:
+        with hold_gpu("GPU-9"):
+            held.set()
+            release.wait(5)
+
+    other = threading.Thread(target=timer_elsewhere)
+    other.start()
+    held.wait(5)
+    threading.Timer(0.4, release.set).start()
+    before = waited_s()
+    with hold_gpu("GPU-9", shared=True):
+        pass
+    other.join()
+    assert waited_s() - before >= 0.3
+    with hold_gpu("GPU-9", shared=True):  # uncontended: (almost) nothing added
+        pass
+    assert waited_s() - before < 1.0
+
+
 def test_timed_reps_draw_fresh_inputs_after_dropping_the_last() -> None:
     """Each rep gets its own inputs, drawn once, in order, after the previous rep's set is gone: a
     memo keyed by pointer and version that hits on a reused buffer returns a stale result, which
