@@ -186,6 +186,9 @@ class Judge:
         # Called right before the timed stages: a session lets the workers it started ahead finish
         # starting, since an interpreter importing torch beside a timed stage slows what is timed.
         self.before_timing: Callable[[], None] | None = None
+        # Called once the reference is prepared and the kernel's worker is up (a session starts the
+        # workers of its next scorings then).
+        self.after_start: Callable[[], None] | None = None
         self._native: NativeWatch | None = None
 
     @contextmanager
@@ -268,6 +271,8 @@ class Judge:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
         self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
+        if self.after_start is not None:
+            self.after_start()
         # Building the task's models is host work; the worker locks the GPU itself for the hold.
         self._setup(worker, ref)
         # Importing kernel.py and building ModelNew on the host may compile extensions for a minute:
@@ -370,6 +375,8 @@ class Judge:
             shipped, payload = _shipped(reply)
             compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes], **shipped}
             h = ref.request("compare", compare, payload).header
+            # Read: the kernel's process frees them, so the baseline's timing on this GPU has that memory.
+            self._ask(worker, "release", {"op": "release"}, None, self.options.correctness_s)
             if h.get("unreadable"):
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h['unreadable']}")

@@ -160,6 +160,11 @@ class KernelRole:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
+    def release(self, _header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        """The reference worker has read the shipped outputs: they are freed now."""
+        self._release()
+        return {"ok": True}, None
+
     def setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         """Everything that must not be touched by the kernel, before kernel.py is imported."""
         self.device = torch.device(header["device"])

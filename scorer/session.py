@@ -38,6 +38,7 @@ class ScoringSession:
         self._references: OrderedDict[tuple[Any, ...], ReferenceService] = OrderedDict()
         self._pool: dict[str, list[WorkerProcess]] = {}
         self._spare_reference: WorkerProcess | None = None
+        self._wants_spare = False
         self._count = 0
         _deny_same_user_access()
 
@@ -69,14 +70,28 @@ class ScoringSession:
         return path
 
     def _kernel_worker(self, device_type: str) -> WorkerProcess:
-        limit = self.options.memory_limit_bytes if device_type == "cpu" else None
         pool = self._pool.setdefault(device_type, [])
-        while len(pool) < self.warm_workers + 1:
-            worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit,
-                                   warm_device=device_type)
-            worker.start()  # Popen returns at once: the interpreter starts while the judge works
-            pool.append(worker)
-        return pool.pop(0)
+        return pool.pop(0) if pool else self._start_kernel_worker(device_type)
+
+    def _start_kernel_worker(self, device_type: str) -> WorkerProcess:
+        limit = self.options.memory_limit_bytes if device_type == "cpu" else None
+        worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit,
+                               warm_device=device_type)
+        worker.start()  # Popen returns at once: the interpreter starts while the judge works
+        return worker
+
+    def _start_ahead(self, device_type: str) -> None:
+        """Starts the workers the next scorings take: kernel workers up to `warm_workers`, and a
+        reference worker for the next new task once this scoring met one."""
+        pool = self._pool.setdefault(device_type, [])
+        while len(pool) < self.warm_workers:
+            pool.append(self._start_kernel_worker(device_type))
+        if self._wants_spare and self._spare_reference is None:
+            spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"),
+                                  warm_device=device_type)
+            spare.start()
+            self._spare_reference = spare
+        self._wants_spare = False
 
     def _reference(self, suite: Suite, judge: Judge) -> ReferenceService:
         key = (str(suite.root), judge.task.id, str(judge.device), tuple(sorted(judge.overrides.items())),
@@ -89,20 +104,16 @@ class ScoringSession:
             old.close()
         ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
                                self._new_dir("reference"), judge.repetitions,
-                               worker=self._reference_worker(judge.device.type))
+                               worker=self._reference_worker())
         self._references[key] = ref
         return ref
 
-    def _reference_worker(self, device_type: str) -> WorkerProcess | None:
-        """The reference worker started when the last new task came (none the first time), and
-        a spare started now for the next new task: a session that meets a new task once starts
-        one reference worker ahead, not one per scoring."""
+    def _reference_worker(self) -> WorkerProcess | None:
+        """The reference worker started when the last new task came (none the first time); a
+        spare for the next new task is started ahead (`_start_ahead`): a session that meets a new
+        task once starts one reference worker ahead, not one per scoring."""
         worker, self._spare_reference = self._spare_reference, None
-        if self.warm_workers:
-            spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"),
-                                  warm_device=device_type)
-            spare.start()
-            self._spare_reference = spare
+        self._wants_spare = bool(self.warm_workers)
         return worker
 
     def _settle(self) -> None:
@@ -132,7 +143,17 @@ class ScoringSession:
         judge.reference = self._reference(suite, judge)
         worker = self._kernel_worker(resolved.type)
         judge.kernel_worker = worker
-        judge.before_timing = self._settle
+        if resolved.type == "cpu":
+            # A CPU times on the cores the workers started ahead would import torch on: they start
+            # now, as early as possible, and timing waits until they are done (`settle`).
+            self._start_ahead(resolved.type)
+            judge.before_timing = self._settle
+        else:
+            # On a GPU nothing waits for them: their device work queues for the GPU lock's shared
+            # side, so it cannot run inside a timed section, and their imports run on other cores.
+            # They start once this scoring's own workers are up, not beside them: four interpreters
+            # starting at once (eight sessions on the H200) slowed the two a first scoring needs.
+            judge.after_start = lambda: self._start_ahead(resolved.type)
         try:
             return judge.run()
         except ScorerBroken:

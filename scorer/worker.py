@@ -46,7 +46,8 @@ def _role_handlers(role: str) -> dict[str, Handler]:
     from scorer.kernel_role import KernelRole
 
     ker = KernelRole(_CLOCK)
-    return {"setup": ker.setup, "load": ker.load, "correctness": ker.correctness, "time": ker.time,
+    return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
+            "time": ker.time,
             "batch_setup": ker.batch_setup, "batch": ker.batch}
 
 

@@ -217,47 +217,50 @@ def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
 
 def part_suites(out: Path, device: str, workers: int, names: list[str], only: set[str],
                 peaks: dict[str, float], budget: Budget) -> list[str]:
+    """Every solution of the named suites in one pool of `workers` scorings at once (as a sweep
+    would score them), then a table per suite and the wall time of the whole pool."""
+    suites = [load_suite(name) for name in names]
+    jobs = [(suite, t) for suite in suites for t in suite.tasks.values()
+            if t.solution is not None and (not only or t.id in only)]
+    rows: dict[str, list[dict[str, Any]]] = {suite.name: [] for suite in suites}
+    lock = threading.Lock()
+
+    def job(item: tuple[Suite, Task]) -> None:
+        suite, task = item
+        if not budget.allows(90):
+            return
+        score, wall_s = _score(suite, task.id, task.solution, device)
+        timing = score.get("timing") or {}
+        floor_ms = _floor_ms(task, peaks)
+        kernel_ms = timing.get("kernel_ms")
+        row = {
+            "task": task.id, "verdict": score["verdict"], "baseline_ms": timing.get("baseline_ms"),
+            "kernel_ms": kernel_ms, "speedup": timing.get("speedup"),
+            "kernel_spread": timing.get("kernel_spread"), "floor_ms": floor_ms,
+            "roofline_share": floor_ms / kernel_ms if floor_ms and kernel_ms else None,
+            "hacks": score.get("hacks", []), "flags": score.get("flags", []),
+            "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
+            "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
+            "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
+            "judge_calls": timing.get("judge_calls"), "overhead_s": overhead_s(score),
+        }
+        with lock:
+            rows[suite.name].append(row)
+            (out / f"suite_{suite.name}.json").write_text(json.dumps(rows[suite.name], indent=1))
+
+    pool_t0, cpu0 = time.perf_counter(), _cpu_times()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(job, jobs))
+    pool_wall = time.perf_counter() - pool_t0
+    cpu1 = _cpu_times()
+    busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else float("nan")
     lines: list[str] = []
-    for name in names:
-        suite = load_suite(name)
-        tasks = [t for t in suite.tasks.values() if t.solution is not None and (not only or t.id in only)]
-        rows: list[dict[str, Any]] = []
-        lock = threading.Lock()
-
-        def job(task: Task) -> None:
-            if not budget.allows(90):
-                return
-            score, wall_s = _score(suite, task.id, task.solution, device)
-            timing = score.get("timing") or {}
-            floor_ms = _floor_ms(task, peaks)
-            kernel_ms = timing.get("kernel_ms")
-            row = {
-                "task": task.id, "verdict": score["verdict"], "baseline_ms": timing.get("baseline_ms"),
-                "kernel_ms": kernel_ms, "speedup": timing.get("speedup"),
-                "kernel_spread": timing.get("kernel_spread"), "floor_ms": floor_ms,
-                "roofline_share": floor_ms / kernel_ms if floor_ms and kernel_ms else None,
-                "hacks": score.get("hacks", []), "flags": score.get("flags", []),
-                "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
-                "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
-                "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
-                "judge_calls": timing.get("judge_calls"), "overhead_s": overhead_s(score),
-            }
-            with lock:
-                rows.append(row)
-                (out / f"suite_{name}.json").write_text(json.dumps(rows, indent=1))
-
-        suite_t0, cpu0 = time.perf_counter(), _cpu_times()
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(job, tasks))
-        suite_wall = time.perf_counter() - suite_t0
-        cpu1 = _cpu_times()
-        busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else float("nan")
-        rows.sort(key=lambda r: r["task"])
-        done = {r["task"] for r in rows}
-        summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in rows])
-        lines.append(f"suite {name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s | "
+    for suite in suites:
+        suite_rows = sorted(rows[suite.name], key=lambda r: r["task"])
+        summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in suite_rows])
+        lines.append(f"suite {suite.name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s | "
                      "judge bound / median (kernel, baseline) | overhead s")
-        for r in rows:
+        for r in suite_rows:
             share = f"{r['roofline_share']:.0%}" if r["roofline_share"] else "-"
             speed = f"{r['speedup']:.3f}" if r["speedup"] else "-"
             extra = ""
@@ -269,14 +272,21 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                      if r.get("judge_bound_ms") and r.get("kernel_ms") and r.get("baseline_judge_bound_ms") else "-")
             lines.append(f"  {r['task']} | {r['verdict']} | {_ms(r['baseline_ms'])} | {_ms(r['kernel_ms'])} | {speed} | "
                          f"{share} | {r['wall_s']:.0f} | {ratio} | {r['overhead_s'] or 0:.1f}{extra}")
-        missing = [t.id for t in tasks if t.id not in done]
+        done = {r["task"] for r in suite_rows}
+        missing = [t.id for s, t in jobs if s is suite and t.id not in done]
         if missing:
             lines.append(f"  not run (budget): {' '.join(missing)}")
-        lines.append(f"  {name} over the {len(rows)} scored: score {summary.score:.3f} = mean {summary.mean_speedup:.3f} x "
-                     f"median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; geomean "
-                     f"{summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}; {len(rows)} scored in "
-                     f"{suite_wall:.0f} s wall with {workers} at once")
-        lines.append(f"  CPU busy {busy:.0%} of {os.cpu_count()} cores; stage sums (s): {_stage_sums(rows)}")
+        lines.append(f"  {suite.name} over the {len(suite_rows)} scored: score {summary.score:.3f} = mean "
+                     f"{summary.mean_speedup:.3f} x median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; "
+                     f"geomean {summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
+    every = [r for suite_rows in rows.values() for r in suite_rows]
+    ratios = sorted(r["judge_bound_ms"] / r["kernel_ms"] for r in every if r.get("judge_bound_ms") and r.get("kernel_ms"))
+    if ratios:
+        lines.append(f"  judge bound / reported median over the {len(ratios)} bounded: min {ratios[0]:.2f} median "
+                     f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
+    lines.append(f"  all {len(every)} of {len(jobs)} scored in {pool_wall:.0f} s wall with {workers} at once; "
+                 f"{sum(r['verdict'] == 'passed' for r in every)} passed; CPU busy {busy:.0%} of {os.cpu_count()} cores")
+    lines.append(f"  stage sums (s): {_stage_sums(every)}")
     return lines
 
 
