@@ -128,9 +128,10 @@ class ReferenceRole:
         return {"ok": True, "environment": collect_environment(self.device)}, None
 
     def prepare(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
-        """Builds the task's models on the host, then, holding the GPU lock's shared side itself
-        (the judge does not: the host-side build of a large model takes seconds that other scorers'
-        timings need not wait for), draws the input sets and computes the reference outputs."""
+        """Builds the task's models on the host (the main shape's and the alternative shapes'), then,
+        holding the GPU lock's shared side itself (the judge does not: the host-side build of a large
+        model takes seconds that other scorers' timings need not wait for), draws the input sets and
+        computes the reference outputs."""
         self.device = torch.device(header["device"])
         self.task = dict(header.get("task", {}))
         rule = header.get("rule", {})
@@ -152,24 +153,22 @@ class ReferenceRole:
             return hold_gpu(header.get("gpu_lock"), shared=True)
 
         probe = load_module(task_path, "kernelarena_task_probe", overrides)
+        built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
+        alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
+                                                                       f"kernelarena_task_alt{i}")))
+                for i, alt in enumerate(header.get("alt_shapes", []))]
+        # One acquisition: each one waits behind whatever timing holds the GPU then.
         with on_gpu():
             n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
-        if problem:
-            return {"ok": False, "kind": "runtime_error", "error": problem}, None
-        try:
-            # One variant at a time, so the host holds one model's weights at most.
-            built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
-            with on_gpu():
+            if problem:
+                return {"ok": False, "kind": "runtime_error", "error": problem}, None
+            try:
                 self.main = timed("outputs", lambda: self._variant(built, header["seeds"][:n_seeds], fp64))
-            self.alts = []
-            for i, alt in enumerate(header.get("alt_shapes", [])):
-                built = timed("build", lambda: self._build(task_path, alt["overrides"], init_seed, f"kernelarena_task_alt{i}"))
-                with on_gpu():
-                    self.alts.append(timed("outputs", lambda: self._variant(built, [alt["seed"]], False)))
-            del built
-        except torch.OutOfMemoryError as exc:
-            return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
-        with on_gpu():
+                self.alts = [timed("outputs", lambda a=a, b=b: self._variant(b, [a["seed"]], False)) for a, b in alts]
+            except torch.OutOfMemoryError as exc:
+                return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
+            finally:
+                del built, alts
             self._release()
             if self.device.type == "cuda":
                 # The timing's GPU-wide hold is compiled and tried now (unless the worker was started

@@ -190,3 +190,22 @@ def test_judge_bound_holds_honest_solutions() -> None:
             assert t is not None and t.judge_calls >= 3 and t.judge_bound_ms is not None and t.kernel_ms
             if device_bound:
                 assert t.judge_bound_ms > 0.5 * t.kernel_ms, (task, t.judge_bound_ms, t.kernel_ms)
+
+def test_session_on_cuda_starts_its_next_workers_warm_and_does_not_wait_for_them(demo: Suite) -> None:
+    """On a GPU a session starts the workers of its next scorings once a scoring's own are up
+    (not beside them), they make their CUDA context and the hold while they wait, and no scoring
+    waits for them before timing (their device work queues for the GPU lock)."""
+    from scorer.session import ScoringSession
+
+    with ScoringSession(ScoreOptions(device="cuda")) as session:
+        first = session.score(demo, "swish", demo.tasks["swish"].solution, device="cuda")
+        (warm,) = session._pool["cuda"]
+        spare = session._spare_reference
+        assert spare is not None and warm.warm_device == spare.warm_device == "cuda"
+        second = session.score(demo, "row_sum", demo.tasks["row_sum"].solution, device="cuda")
+        assert first.verdict == second.verdict == "passed", (first.error, second.error)
+        assert "settle" not in first.durations_s and "settle" not in second.durations_s
+        # row_sum ran in the workers started during swish's scoring: its setup found the context
+        # and the hold made, and its reference was the spare.
+        assert second.durations_s["kernel_setup"] < first.durations_s.get("kernel_setup", 1e9)
+        assert "reference_gate_worker" not in second.durations_s or second.durations_s["reference_gate_worker"] < 0.05
