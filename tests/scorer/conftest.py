@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -31,3 +35,27 @@ def score_file(suite: Suite, task: str, kernel: Path, **overrides: object) -> Sc
 
 def hack_patterns(score: Score) -> set[str]:
     return {h["pattern"] for h in score.hacks}
+
+
+@contextmanager
+def timing_elsewhere(gpu_key: str, for_s: float) -> Iterator[float]:
+    """Another scorer holds the GPU lock exclusively (as its timing does) from now for `for_s`
+    seconds; yields the monotonic time it lets go. Joined on exit."""
+    from scorer.gpu_lock import hold_gpu
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with hold_gpu(gpu_key):
+            held.set()
+            release.wait(for_s + 30)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    held.wait(10)
+    releases_at = time.monotonic() + for_s
+    threading.Timer(for_s, release.set).start()
+    try:
+        yield releases_at
+    finally:
+        other.join()

@@ -52,11 +52,12 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
     """The judge no longer holds the GPU lock while a reference prepares (building a large model
     on the host takes seconds other scorers need not wait for): the worker takes the lock's
     shared side itself, so it waits while another scorer times, and goes on once that ends."""
-    import threading
     import time
 
-    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu
+    from scorer.gpu_lock import LOCK_DIR_ENV
     from scorer.workerproc import WorkerDirs, WorkerProcess
+
+    from tests.scorer.conftest import timing_elsewhere
 
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))  # the worker inherits it
     task = demo.tasks["swish"]
@@ -65,22 +66,9 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
               "rule": {"rtol": 1e-5, "atol": 1e-8, "exact": False, "deterministic": True}, "gpu_lock": "GPU-test"}
     with WorkerProcess("reference", WorkerDirs.create(tmp_path, "reference")) as worker:
         assert worker.wait_started(120)
-        release = threading.Event()
-        timing_elsewhere = threading.Event()
-
-        def another_scorer_times() -> None:
-            with hold_gpu("GPU-test"):
-                timing_elsewhere.set()
-                release.wait(30)
-
-        other = threading.Thread(target=another_scorer_times)
-        other.start()
-        timing_elsewhere.wait(10)
-        released_at = time.monotonic() + 1.5
-        threading.Timer(1.5, release.set).start()
-        reply = worker.request(header, None, 120)
-        answered_at = time.monotonic()
-        other.join()
+        with timing_elsewhere("GPU-test", 1.5) as released_at:
+            reply = worker.request(header, None, 120)
+            answered_at = time.monotonic()
     assert reply.header.get("ok"), reply.header
     assert answered_at >= released_at - 0.05, "the reference computed outputs while another scorer held the GPU"
     assert set(reply.header["steps_s"]) >= {"build", "outputs"}

@@ -224,26 +224,15 @@ def test_gpu_lock_shared_holders_coexist_and_block_timing(tmp_path: Path, monkey
 
 def test_gpu_lock_wait_is_counted_per_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scoring reports how long it queued for the GPU (durations_s.gpu_lock_wait)."""
-    import threading
-
     from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, waited_s
 
+    from tests.scorer.conftest import timing_elsewhere
+
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
-    held, release = threading.Event(), threading.Event()
-
-    def timer_elsewhere() -> None:
-        with hold_gpu("GPU-9"):
-            held.set()
-            release.wait(5)
-
-    other = threading.Thread(target=timer_elsewhere)
-    other.start()
-    held.wait(5)
-    threading.Timer(0.4, release.set).start()
     before = waited_s()
-    with hold_gpu("GPU-9", shared=True):
-        pass
-    other.join()
+    with timing_elsewhere("GPU-9", 0.4):
+        with hold_gpu("GPU-9", shared=True):
+            pass
     assert waited_s() - before >= 0.3
     with hold_gpu("GPU-9", shared=True):  # uncontended: (almost) nothing added
         pass
