@@ -72,10 +72,14 @@ class DeviceGate:
 _GATES: dict[tuple[str, int], DeviceGate | None] = {}
 
 
+def _gate_key(device: Any, hold_kernel: Any) -> tuple[str, int]:
+    return str(device), id(hold_kernel)
+
+
 def make_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     """A compiled, tried gate, or None where it cannot run (no Triton, not an NVIDIA GPU); one per
     device and process, so the kernel worker can build it before kernel.py is imported."""
-    key = (str(device), id(hold_kernel))
+    key = _gate_key(device, hold_kernel)
     if key not in _GATES:
         _GATES[key] = _new_gate(device, hold_kernel)
     return _GATES[key]
@@ -85,8 +89,8 @@ def locked_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     """`make_gate` with the GPU lock's shared side taken by the worker itself: the gate's trial run
     fills every SM, which must not land inside another scorer's timing, and the judge does not hold
     the lock around the CPU-bound work (building the task's models) that comes with it."""
-    if (str(device), id(hold_kernel)) in _GATES:
-        return _GATES[(str(device), id(hold_kernel))]
+    if _gate_key(device, hold_kernel) in _GATES:
+        return _GATES[_gate_key(device, hold_kernel)]
     from scorer.gpu_lock import device_lock_key, hold_gpu
 
     with hold_gpu(device_lock_key(device), shared=True):

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from scorer.gpu_lock import device_lock_key
+
 # Bumped whenever what a score measures changes, so scores of different versions are not ranked
 # together unnoticed. 0.2.0: GPU timings hold the GPU before the start event and end on the
 # caller's stream (0.1.0 timings included host launch and wake-up latency).
@@ -44,9 +46,8 @@ def _triton_version() -> str | None:
 def collect_environment(device: torch.device) -> dict[str, Any]:
     gpu = gpu_uuid = None
     if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        gpu = props.name
-        gpu_uuid = str(getattr(props, "uuid", "")) or None
+        gpu = torch.cuda.get_device_properties(device).name
+        gpu_uuid = device_lock_key(device)  # the GPU lock's key, as the workers compute it
     return {
         "gpu": gpu,
         "gpu_uuid": gpu_uuid,

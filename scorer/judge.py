@@ -163,6 +163,13 @@ def _shipped(reply: Frame) -> tuple[dict[str, Any], Any]:
     return {}, reply.payload
 
 
+def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> WorkerProcess:
+    """A kernel's worker (not started): its address space capped on a CPU (CUDA needs a huge one),
+    and on a GPU its context and the hold made as soon as it has started."""
+    limit = options.memory_limit_bytes if device_type == "cpu" else None
+    return WorkerProcess("kernel", dirs, memory_limit_bytes=limit, warm_device=device_type)
+
+
 @dataclass(frozen=True)
 class NativeWatch:
     pid: int
@@ -241,11 +248,9 @@ class Judge:
                                                                 task_dtype=self.task.dtype))
         will_time = not self.options.skip_timing and not score.hacks
         with _private_dir() as base:
-            limit = self.options.memory_limit_bytes if self.device.type == "cpu" else None
             # Started now (or taken warm from a session's pool) so its interpreter start-up
             # overlaps the reference work; it loads no kernel until the reference is prepared.
-            worker = self.kernel_worker or WorkerProcess("kernel", WorkerDirs.create(base, "kernel"),
-                                                         memory_limit_bytes=limit, warm_device=self.device.type)
+            worker = self.kernel_worker or kernel_worker(WorkerDirs.create(base, "kernel"), self.options, self.device.type)
             ref = self.reference or ReferenceService(self.suite, self.task, self.device, self.options, self.overrides,
                                                      base, self.repetitions)
             before = dict(ref.durations)  # a session's reference has served other kernels

@@ -140,17 +140,14 @@ class ReferenceRole:
         task_path = Path(header["task_path"])
         overrides = header.get("overrides", {})
         init_seed, fp64 = int(header["init_seed"]), bool(header.get("fp64"))
-        steps = {"build": 0.0, "outputs": 0.0}
+        steps: dict[str, float] = {}
 
         def timed(step: str, work: Any) -> Any:
             started = self.clock.perf_counter()
             try:
                 return work()
             finally:
-                steps[step] += self.clock.perf_counter() - started
-
-        def on_gpu() -> Any:
-            return hold_gpu(header.get("gpu_lock"), shared=True)
+                steps[step] = steps.get(step, 0.0) + self.clock.perf_counter() - started
 
         probe = load_module(task_path, "kernelarena_task_probe", overrides)
         built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
@@ -158,7 +155,7 @@ class ReferenceRole:
                                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(header.get("alt_shapes", []))]
         # One acquisition: each one waits behind whatever timing holds the GPU then.
-        with on_gpu():
+        with hold_gpu(header.get("gpu_lock"), shared=True):
             n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None
@@ -173,7 +170,6 @@ class ReferenceRole:
             if self.device.type == "cuda":
                 # The timing's GPU-wide hold is compiled and tried now (unless the worker was started
                 # warm), not at the start of the baseline's timing, which holds the GPU alone.
-                steps["gate"] = 0.0
                 timed("gate", lambda: make_gate(self.device, self.clock.hold_kernel))
             free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
         first = self.main.sets[0].outputs

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ScorerBroken
-from scorer.judge import Judge, _deny_same_user_access, resolve_device
+from scorer.judge import Judge, _deny_same_user_access, kernel_worker, resolve_device
 from scorer.options import ScoreOptions
 from scorer.reference_service import ReferenceService
 from scorer.score import Score
@@ -74,9 +74,7 @@ class ScoringSession:
         return pool.pop(0) if pool else self._start_kernel_worker(device_type)
 
     def _start_kernel_worker(self, device_type: str) -> WorkerProcess:
-        limit = self.options.memory_limit_bytes if device_type == "cpu" else None
-        worker = WorkerProcess("kernel", WorkerDirs.create(self._new_dir("kernel"), "kernel"), memory_limit_bytes=limit,
-                               warm_device=device_type)
+        worker = kernel_worker(WorkerDirs.create(self._new_dir("kernel"), "kernel"), self.options, device_type)
         worker.start()  # Popen returns at once: the interpreter starts while the judge works
         return worker
 

@@ -61,19 +61,15 @@ def warm_device(device: str) -> None:
     try:
         import torch
 
-        from scorer.device_gate import make_gate
-        from scorer.gpu_lock import device_lock_key, hold_gpu
+        from scorer.device_gate import locked_gate
+        from scorer.gpu_lock import device_lock_key
 
         if not torch.cuda.is_available():
             return
         dev = torch.device(device)
-        key = device_lock_key(dev)
-        if key is None:
+        if device_lock_key(dev) is None:
             return  # without the judge's lock key a new context could land inside another's timing
-        with hold_gpu(key, shared=True):
-            torch.empty(1, device=dev)
-            make_gate(dev, _CLOCK.hold_kernel)
-            torch.cuda.synchronize(dev)
+        locked_gate(dev, _CLOCK.hold_kernel)  # under the lock: the hold's trial makes the context
     except Exception:  # best effort: setup and prepare make them again where this failed
         pass
 

@@ -100,12 +100,6 @@ def _ms(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "-"
 
 
-def _slowest_stages(score: dict[str, Any], n: int = 3) -> str:
-    stages = {k: v for k, v in (score.get("durations_s") or {}).items() if k != "total" and not k.endswith("_worker")}
-    top = sorted(stages.items(), key=lambda kv: -kv[1])[:n]
-    return " ".join(f"{k}={v:.1f}" for k, v in top)
-
-
 # --- ceilings ---------------------------------------------------------------------------------------
 def part_ceilings(out: Path, device: str) -> tuple[list[str], dict[str, float]]:
     import torch
