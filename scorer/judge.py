@@ -283,8 +283,7 @@ class Judge:
         # Importing kernel.py and building ModelNew on the host may compile extensions for a minute:
         # not under the lock (the model goes to the device in the correctness stage).
         self._load(worker, score)
-        with hold_gpu(ref.gpu_key(), shared=True):
-            outcome = self._correctness(worker, ref)
+        outcome = self._correctness(worker, ref)
         self._record(score, outcome.findings + self._native_findings())
         score.correctness = outcome.result
         if outcome.failure:
@@ -371,12 +370,16 @@ class Judge:
 
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan
+        # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/compile_gap.py).
         header = {"op": "correctness", "output_specs": prepared.output_specs, "seeds": plan.seeds,
                   "alt": [{"seed": a["seed"], "output_specs": specs}
-                          for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)]}
+                          for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
+                  "gpu_lock": ref.gpu_key()}
         reply = self._ask(worker, "correctness", header, None, self.options.correctness_s)
-        with self._stage("checks"), _untrusted_reply("correctness"):
+        with self._stage("checks"), _untrusted_reply("correctness"), hold_gpu(ref.gpu_key(), shared=True):
             calls = list(reply.header.get("calls", []))
+            if isinstance(reply.header.get("gpu_lock_wait_s"), (int, float)):
+                self.durations["correctness_gpu_lock_wait_worker"] = float(reply.header["gpu_lock_wait_s"])
             shipped, payload = _shipped(reply)
             compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes], **shipped}
             h = ref.request("compare", compare, payload).header

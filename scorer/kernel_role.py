@@ -22,10 +22,12 @@ import torch
 
 from scorer import dynamic_checks, native_audit
 from scorer.catalog import Finding
+from scorer.compile_gap import shared_gpu_work
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
 from scorer import batch as batch_mod
 from scorer.device_gate import locked_gate
 from scorer.device_share import share
+from scorer.gpu_lock import waited_s
 from scorer.guard import RuntimeGuard
 from scorer.poison import poison_memory
 from scorer.suites import LibraryPolicy
@@ -280,6 +282,19 @@ class KernelRole:
         return record
 
     def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+        # The worker takes the lock's shared side itself (the judge passes its key), so that it can
+        # let go while the kernel's first calls compile.
+        waited = waited_s()
+        with shared_gpu_work(header.get("gpu_lock")):
+            reply, payload = self._correctness(header)
+            try:
+                self._sync()  # nothing of the kernel's may still run once the lock is let go
+            except Exception:
+                pass  # a faulted device: the trials that met it carry the error already
+        reply["gpu_lock_wait_s"] = round(waited_s() - waited, 4)
+        return reply, payload
+
+    def _correctness(self, header: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
         try:
             self.model = self.model.to(self.device)

@@ -24,7 +24,7 @@ from scorer.device_gate import make_gate
 from scorer.device_share import ShareError, open_shared
 from scorer.environment import collect_environment
 from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
-from scorer.gpu_lock import hold_gpu
+from scorer.compile_gap import shared_gpu_work
 from scorer.memory import seeds_that_fit, tensor_bytes
 from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.timing import Clock, TimingPlan, time_forward
@@ -154,8 +154,9 @@ class ReferenceRole:
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(header.get("alt_shapes", []))]
-        # One acquisition: each one waits behind whatever timing holds the GPU then.
-        with hold_gpu(header.get("gpu_lock"), shared=True):
+        # One acquisition (each one waits behind whatever timing holds the GPU then), let go while
+        # the hold kernel compiles.
+        with shared_gpu_work(header.get("gpu_lock")):
             n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None

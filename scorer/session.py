@@ -28,6 +28,11 @@ from scorer.suites import Suite
 from scorer.workerproc import WorkerDirs, WorkerProcess
 
 
+# A pooled worker that kept its scoring waiting this long was not ready; the pool grows to at most this.
+_WAITED_S = 0.5
+_MAX_DEPTH = 3
+
+
 class ScoringSession:
     def __init__(self, options: ScoreOptions | None = None, *, max_references: int = 1, warm_workers: int = 1) -> None:
         self.options = options or ScoreOptions()
@@ -37,6 +42,7 @@ class ScoringSession:
         os.chmod(self.base, 0o700)
         self._references: OrderedDict[tuple[Any, ...], ReferenceService] = OrderedDict()
         self._pool: dict[str, list[WorkerProcess]] = {}
+        self._depth: dict[str, int] = {}
         self._spare_reference: WorkerProcess | None = None
         self._wants_spare = False
         self._count = 0
@@ -69,9 +75,18 @@ class ScoringSession:
         path.mkdir(mode=0o700)
         return path
 
-    def _kernel_worker(self, device_type: str) -> WorkerProcess:
+    def _kernel_worker(self, device_type: str) -> tuple[WorkerProcess, bool]:
+        """A worker from the pool (True), or one started now (False)."""
         pool = self._pool.setdefault(device_type, [])
-        return pool.pop(0) if pool else self._start_kernel_worker(device_type)
+        return (pool.pop(0), True) if pool else (self._start_kernel_worker(device_type), False)
+
+    def _deepen_if_waited(self, device_type: str, from_pool: bool, score: Score) -> None:
+        """Scorings back to back on a GPU (2-3 s each) outrun a worker's start (imports, the CUDA
+        context and the hold: about 5 s on the H200): one that waited for its pooled worker makes
+        the pool one deeper, so later workers have more scorings' time to start. A sweep, whose
+        agents work minutes between scorings, never waits and keeps one idle context per session."""
+        if from_pool and device_type != "cpu" and score.durations_s.get("kernel_spawn", 0.0) > _WAITED_S:
+            self._depth[device_type] = min(_MAX_DEPTH, max(self.warm_workers, self._depth.get(device_type, 0)) + 1)
 
     def _start_kernel_worker(self, device_type: str) -> WorkerProcess:
         worker = kernel_worker(WorkerDirs.create(self._new_dir("kernel"), "kernel"), self.options, device_type)
@@ -82,7 +97,7 @@ class ScoringSession:
         """Starts the workers the next scorings take: kernel workers up to `warm_workers`, and a
         reference worker for the next new task once this scoring met one."""
         pool = self._pool.setdefault(device_type, [])
-        while len(pool) < self.warm_workers:
+        while len(pool) < max(self.warm_workers, self._depth.get(device_type, 0)):
             pool.append(self._start_kernel_worker(device_type))
         if self._wants_spare and self._spare_reference is None:
             spare = WorkerProcess("reference", WorkerDirs.create(self._new_dir("reference-spare"), "reference"),
@@ -139,13 +154,17 @@ class ScoringSession:
         resolved = resolve_device(requested, task, suite)
         judge = Judge(suite, task, Path(kernel_path), resolved, self.options)
         judge.reference = self._reference(suite, judge)
-        worker = self._kernel_worker(resolved.type)
+        worker, from_pool = self._kernel_worker(resolved.type)
         judge.kernel_worker = worker
         if resolved.type == "cpu":
             # A CPU times on the cores the workers started ahead would import torch on: they start
             # now, as early as possible, and timing waits until they are done (`settle`).
             self._start_ahead(resolved.type)
             judge.before_timing = self._settle
+        elif from_pool and judge.reference.prepared is not None:
+            # A scoring with its worker and reference both warm takes 2-3 s on the H200, less than a
+            # worker's start: the next ones start now, beside it.
+            self._start_ahead(resolved.type)
         else:
             # On a GPU nothing waits for them: their device work queues for the GPU lock's shared
             # side, so it cannot run inside a timed section, and their imports run on other cores.
@@ -153,7 +172,9 @@ class ScoringSession:
             # starting at once (eight sessions on the H200) slowed the two a first scoring needs.
             judge.after_start = lambda: self._start_ahead(resolved.type)
         try:
-            return judge.run()
+            score = judge.run()
+            self._deepen_if_waited(resolved.type, from_pool, score)
+            return score
         except ScorerBroken:
             self._drop(judge.reference)
             raise

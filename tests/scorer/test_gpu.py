@@ -211,3 +211,48 @@ def test_session_on_cuda_starts_its_next_workers_warm_and_does_not_wait_for_them
         (ref,) = session._references.values()
         assert ref.worker is spare and spare.proc.poll() is None
         assert session._pool["cuda"] and session._pool["cuda"][0] is not warm
+        # Both warm (row_sum's reference prepared, the worker pooled): the next start beside it.
+        pooled = list(session._pool["cuda"])
+        third = session.score(demo, "row_sum", demo.tasks["row_sum"].solution, device="cuda")
+        assert third.verdict == "passed", third.error
+        assert "reference" not in third.durations_s and pooled[0].proc.poll() is not None
+        assert session._pool["cuda"] and all(w not in pooled[:1] for w in session._pool["cuda"])
+
+
+def test_a_real_triton_compile_lets_a_waiting_timer_in(tmp_path, monkeypatch) -> None:
+    """scorer.compile_gap on a real compile: a timer queued behind a worker's shared side gets the
+    GPU while Triton compiles a kernel the worker is about to run, and the kernel then runs with
+    the shared side taken again."""
+    import threading
+    import time
+
+    import triton
+    import triton.language as tl
+
+    from scorer.compile_gap import shared_gpu_work
+    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+
+    @triton.jit
+    def fresh(x_ptr, n, scale: tl.constexpr):  # a constexpr no cache has: it compiles now
+        i = tl.arange(0, 1024)
+        tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) * scale, mask=i < n)
+
+    x = torch.ones(1024, device="cuda")
+    timer_in: list[float] = []
+
+    def timer() -> None:
+        with hold_gpu("GPU-compile"):
+            timer_in.append(time.monotonic())
+
+    with shared_gpu_work("GPU-compile") as lock:
+        t = threading.Thread(target=timer)
+        t.start()
+        time.sleep(0.2)
+        assert not timer_in  # the worker holds the shared side
+        fresh[(1,)](x, 1024, scale=int(time.time_ns() % 997) + 3)
+        torch.cuda.synchronize()
+        assert lock is not None and lock.held
+        t.join(10)
+    assert timer_in, "the timer did not get the GPU during the compile"

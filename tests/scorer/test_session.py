@@ -72,3 +72,29 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
     assert reply.header.get("ok"), reply.header
     assert answered_at >= released_at - 0.05, "the reference computed outputs while another scorer held the GPU"
     assert set(reply.header["steps_s"]) >= {"build", "outputs"}
+
+
+def test_pool_grows_one_deeper_on_a_gpu_once_a_scoring_waited_for_its_worker() -> None:
+    """Back to back on a GPU a scoring outruns its successor's start: each wait for a pooled worker
+    makes the session keep one more starting ahead, up to three. A wait with a cold worker, or on
+    a CPU, changes nothing."""
+    from scorer.score import Score
+
+    waited = Score("demo", "swish", "passed", durations_s={"kernel_spawn": 2.5})
+    ready = Score("demo", "swish", "passed", durations_s={"kernel_spawn": 0.01})
+    with ScoringSession(OPTIONS) as session:
+        session._deepen_if_waited("cuda", False, waited)
+        session._deepen_if_waited("cpu", True, waited)
+        session._deepen_if_waited("cuda", True, ready)
+        assert session._depth == {}
+        session._deepen_if_waited("cuda", True, waited)
+        assert session._depth == {"cuda": 2}
+        for _ in range(3):
+            session._deepen_if_waited("cuda", True, waited)
+        assert session._depth == {"cuda": 3}
+        # Started for real (this machine has no GPU: the workers skip the context and wait).
+        session._start_ahead("cuda")
+        pool = session._pool["cuda"]
+        assert len(pool) == 3 and all(w.proc.poll() is None for w in pool)
+        session._start_ahead("cpu")
+        assert len(session._pool["cpu"]) == 1

@@ -1,0 +1,54 @@
+"""A worker's GPU work under the lock's shared side, let go while Triton compiles.
+
+A kernel's first call compiles its Triton kernels: host work of 0.3-3 s each, and autotuned
+kernels compile every config. Under the shared side that blocks every other scorer's timing (and,
+as the lock prefers writers, every shared request queued behind that timing). Triton calls
+`jit_cache_hook` before it compiles and `jit_post_compile_hook` after: the lock is let go between
+the two, and taken again before the compiled kernel first runs. The kernel's own code can undo the
+hooks; that only costs other scorers time (nothing it measures), as a kernel could cost them anyway.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from scorer.gpu_lock import GpuLock
+
+
+def _runtime_knobs() -> Any:
+    try:
+        from triton import knobs
+    except Exception:  # no Triton, or one older than its knobs (3.4): the lock is simply held throughout
+        return None
+    runtime = getattr(knobs, "runtime", None)
+    return runtime if runtime is not None and hasattr(runtime, "jit_post_compile_hook") else None
+
+
+@contextmanager
+def shared_gpu_work(gpu_key: str | None) -> Iterator[GpuLock | None]:
+    if gpu_key is None:
+        yield None
+        return
+    lock = GpuLock(gpu_key, shared=True)
+    runtime = _runtime_knobs()
+    before, after = (runtime.jit_cache_hook, runtime.jit_post_compile_hook) if runtime is not None else (None, None)
+
+    def compiling(**kwargs: Any) -> Any:
+        lock.release()
+        # A true answer from a hook tells Triton to skip the compile: only an earlier hook's counts.
+        return before(**kwargs) if before is not None else None
+
+    def compiled(**kwargs: Any) -> Any:
+        lock.acquire()
+        return after(**kwargs) if after is not None else None
+
+    try:
+        lock.acquire()
+        if runtime is not None:
+            runtime.jit_cache_hook, runtime.jit_post_compile_hook = compiling, compiled
+        yield lock
+    finally:
+        if runtime is not None:
+            runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
+        lock.close()

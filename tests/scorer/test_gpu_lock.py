@@ -1,0 +1,135 @@
+"""The GPU lock (scorer/gpu_lock.py) prefers a waiting timer over later shared requests, and a
+worker lets its shared side go while Triton compiles (scorer/compile_gap.py). CPU, real flocks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from scorer.gpu_lock import LOCK_DIR_ENV, GpuLock, hold_gpu
+
+from tests.scorer.conftest import fast_options, timing_elsewhere
+
+
+@pytest.fixture(autouse=True)
+def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+
+
+def _in_thread(events: list[str], name: str, shared: bool, hold_s: float) -> threading.Thread:
+    def run() -> None:
+        with hold_gpu("GPU-q", shared=shared):
+            events.append(f"{name} in")
+            time.sleep(hold_s)
+            events.append(f"{name} out")
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_a_waiting_timer_goes_before_shared_requests_that_come_after_it() -> None:
+    events: list[str] = []
+    first = _in_thread(events, "reader-1", True, 0.6)
+    time.sleep(0.15)
+    timer = _in_thread(events, "timer", False, 0.3)  # waits for reader-1
+    time.sleep(0.15)
+    late = _in_thread(events, "reader-2", True, 0.05)  # could join reader-1 at once, but queues
+    for t in (first, timer, late):
+        t.join(10)
+    assert events == ["reader-1 in", "reader-1 out", "timer in", "timer out", "reader-2 in", "reader-2 out"]
+
+
+def test_shared_holders_still_share_when_no_timer_waits() -> None:
+    events: list[str] = []
+    first = _in_thread(events, "a", True, 0.5)
+    time.sleep(0.15)
+    second = _in_thread(events, "b", True, 0.05)
+    for t in (first, second):
+        t.join(10)
+    assert events == ["a in", "b in", "b out", "a out"]
+
+
+def test_acquire_and_release_are_idempotent() -> None:
+    lock = GpuLock("GPU-i", shared=True)
+    lock.acquire()
+    lock.acquire()
+    lock.release()
+    with hold_gpu("GPU-i"):  # one release let go of it: a timer gets in
+        pass
+    lock.release()
+    lock.close()
+
+
+def _exclusive_within(key: str, seconds: float) -> bool:
+    got = threading.Event()
+
+    def take() -> None:
+        with hold_gpu(key):
+            got.set()
+
+    t = threading.Thread(target=take, daemon=True)
+    t.start()
+    return got.wait(seconds)
+
+
+def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after() -> None:
+    """Triton calls jit_cache_hook before a compile and jit_post_compile_hook after it; the calls
+    here stand in for a compile (the interpreter the CPU tests run under compiles nothing)."""
+    from triton import knobs
+
+    from scorer.compile_gap import shared_gpu_work
+
+    seen: list[str] = []
+
+    def earlier_hook(**kwargs: object) -> bool:
+        seen.append("earlier")
+        return False
+
+    knobs.runtime.jit_cache_hook = earlier_hook
+    try:
+        with shared_gpu_work("GPU-c") as lock:
+            assert lock is not None and lock.held
+            assert not _exclusive_within("GPU-c", 0.3), "a timer got in while the worker ran GPU work"
+            # The timer thread above is still queued: it goes as soon as the compile begins.
+            assert knobs.runtime.jit_cache_hook(key="k") is False and seen == ["earlier"]
+            assert not lock.held
+            time.sleep(0.2)
+            with timing_elsewhere("GPU-c", 0.5) as released_at:
+                knobs.runtime.jit_post_compile_hook(key="k")  # waits for that timing to end
+                assert time.monotonic() >= released_at - 0.05 and lock.held
+        assert knobs.runtime.jit_cache_hook is earlier_hook and knobs.runtime.jit_post_compile_hook is None
+        assert _exclusive_within("GPU-c", 5)
+    finally:
+        knobs.runtime.jit_cache_hook = None
+
+
+@pytest.mark.slow
+def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU scoring given a GPU lock key takes the lock as on a GPU: another scorer's timing that
+    starts when the kernel's worker is up delays correctness, which the worker itself waits for
+    (no deadlock with the judge's own holds), and the scoring still passes."""
+    from scorer.judge import Judge
+    from scorer.reference_service import ReferenceService
+
+    monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: "GPU-e2e")
+    task = demo.tasks["swish"]
+    judge = Judge(demo, task, task.solution, __import__("torch").device("cpu"), fast_options())
+    holds: list[object] = []
+
+    def neighbour_times() -> None:
+        cm = timing_elsewhere("GPU-e2e", 4.0)
+        cm.__enter__()
+        holds.append(cm)
+
+    judge.after_start = neighbour_times
+    try:
+        score = judge.run()
+    finally:
+        for cm in holds:
+            cm.__exit__(None, None, None)  # type: ignore[attr-defined]
+    assert score.verdict == "passed", score.error
+    assert score.durations_s.get("correctness_gpu_lock_wait_worker", 0.0) >= 0.5
