@@ -40,8 +40,14 @@ def device_lock_key(device: Any) -> str | None:
     return str(getattr(torch.cuda.get_device_properties(device), "uuid", "")) or None
 
 
+def lock_dir() -> Path:
+    """Where this process's locks live. Workers get the judge's as LOCK_DIR_ENV (scorer.workerproc):
+    their own temp dir is private, and a lock taken there excluded nobody."""
+    return Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
+
+
 def lock_path(gpu_key: str) -> Path:
-    base = Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
+    base = lock_dir()
     base.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", gpu_key) or "gpu"
     return base / f"kernelarena-{safe}.lock"

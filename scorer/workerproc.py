@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorer.gpu_lock import LOCK_DIR_ENV, lock_dir
 from scorer.poison import perturb_environment
 from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
 
@@ -55,6 +56,8 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
         TORCH_EXTENSIONS_DIR=str(dirs.workdir / "torch_extensions"),
         TRITON_CACHE_DIR=str(dirs.workdir / "triton_cache"),
         TMPDIR=str(dirs.workdir / "tmp"),
+        # Computed before TMPDIR changes: the worker's GPU locks must be the judge's.
+        **{LOCK_DIR_ENV: str(lock_dir())},
         PYTHONPATH=os.pathsep.join([str(SCORER_ROOT)] + [p for p in [env.get("PYTHONPATH", "")] if p]),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONFAULTHANDLER="1",

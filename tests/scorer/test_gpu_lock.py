@@ -112,16 +112,22 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
     """A CPU scoring given a GPU lock key takes the lock as on a GPU: another scorer's timing that
     starts when the kernel's worker is up delays correctness, which the worker itself waits for
     (no deadlock with the judge's own holds), and the scoring still passes."""
+    import uuid
+
     from scorer.judge import Judge
     from scorer.reference_service import ReferenceService
 
-    monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: "GPU-e2e")
+    # The lock dir left at its default (the temp dir), as on a plain `kernelarena score`: workers
+    # have a private TMPDIR, and must lock the judge's files all the same.
+    monkeypatch.delenv(LOCK_DIR_ENV)
+    key = f"GPU-e2e-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: key)
     task = demo.tasks["swish"]
     judge = Judge(demo, task, task.solution, __import__("torch").device("cpu"), fast_options())
     holds: list[object] = []
 
     def neighbour_times() -> None:
-        cm = timing_elsewhere("GPU-e2e", 4.0)
+        cm = timing_elsewhere(key, 4.0)
         cm.__enter__()
         holds.append(cm)
 
