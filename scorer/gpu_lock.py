@@ -12,6 +12,7 @@ shared request that comes meanwhile waits behind it in the queue instead of over
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import tempfile
@@ -22,6 +23,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
+# A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
+# monotonic clock): where a concurrent run's GPU time went (scripts/gpu_check.py, lock_occupancy).
+TRACE_ENV = "KERNELARENA_GPU_LOCK_TRACE"
 _WAITED = threading.local()
 
 
@@ -67,28 +71,46 @@ class GpuLock:
         self._lock = open(lock_path(gpu_key), "a+")
         self._queue = open(queue_path(gpu_key), "a+")
         self.held = False
+        self._asked = self._got = 0.0
 
     def acquire(self) -> None:
         if self.held:
             return
-        start = time.perf_counter()
+        self._asked = time.monotonic()
         fcntl.flock(self._queue.fileno(), fcntl.LOCK_EX)
         try:
             fcntl.flock(self._lock.fileno(), fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
         finally:
             fcntl.flock(self._queue.fileno(), fcntl.LOCK_UN)
         self.held = True
-        _WAITED.seconds = waited_s() + time.perf_counter() - start
+        self._got = time.monotonic()
+        _WAITED.seconds = waited_s() + self._got - self._asked
 
     def release(self) -> None:
         if self.held:
             fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
             self.held = False
+            _trace(self.shared, self._asked, self._got, time.monotonic())
 
     def close(self) -> None:
         self.release()
         self._lock.close()
         self._queue.close()
+
+
+def _trace(shared: bool, asked: float, got: float, freed: float) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if not path:
+        return
+    line = json.dumps({"pid": os.getpid(), "shared": shared, "asked": asked, "got": got, "freed": freed}) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())  # one short O_APPEND write: lines from many processes stay whole
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # a diagnostic: never a reason for a scoring to fail
 
 
 @contextmanager

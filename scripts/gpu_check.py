@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scorer.session import ScoringSession  # noqa: E402
+from scorer.gpu_lock import TRACE_ENV  # noqa: E402
+from scorer.lock_trace import occupancy, read_trace  # noqa: E402
 from scorer.aggregate import KernelResult, summarize  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
 from scorer.dynamic_checks import _NO_CONTRACTION_CATEGORIES  # noqa: E402
@@ -242,9 +244,14 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             rows[suite.name].append(row)
             (out / f"suite_{suite.name}.json").write_text(json.dumps(rows[suite.name], indent=1))
 
+    trace = out / "gpu_lock_trace_suites.jsonl"
+    os.environ[TRACE_ENV] = str(trace)  # the workers inherit it
     pool_t0, cpu0 = time.perf_counter(), _cpu_times()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(job, jobs))
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(job, jobs))
+    finally:
+        os.environ.pop(TRACE_ENV, None)
     pool_wall = time.perf_counter() - pool_t0
     cpu1 = _cpu_times()
     busy = (cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]) if cpu1[1] > cpu0[1] else float("nan")
@@ -281,6 +288,12 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     lines.append(f"  all {len(every)} of {len(jobs)} scored in {pool_wall:.0f} s wall with {workers} at once; "
                  f"{sum(r['verdict'] == 'passed' for r in every)} passed; CPU busy {busy:.0%} of {os.cpu_count()} cores")
     lines.append(f"  stage sums (s): {_stage_sums(every)}")
+    held = occupancy(read_trace(trace))
+    if held is not None:
+        lines.append(f"  GPU lock over {held.window_s:.0f} s: exclusive {held.exclusive_s:.0f} s ({held.exclusive_holds} holds), "
+                     f"shared only {held.shared_only_s:.0f} s, idle {held.idle_s:.0f} s; a timer queued behind shared "
+                     f"holders {held.timer_queued_behind_shared_s:.0f} s, while idle {held.timer_queued_while_idle_s:.1f} s")
+        (out / "gpu_lock_occupancy_suites.json").write_text(json.dumps(held.to_dict(), indent=1))
     return lines
 
 

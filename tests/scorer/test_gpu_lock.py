@@ -139,3 +139,30 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
             cm.__exit__(None, None, None)  # type: ignore[attr-defined]
     assert score.verdict == "passed", score.error
     assert score.durations_s.get("correctness_gpu_lock_wait_worker", 0.0) >= 0.5
+
+
+def test_the_lock_trace_says_where_the_gpu_time_went(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Holders append to the trace as they let go (threads here, workers in a run), and the
+    summary splits the window into exclusive, shared-only and idle time."""
+    from scorer.gpu_lock import TRACE_ENV
+    from scorer.lock_trace import occupancy, read_trace
+
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(TRACE_ENV, str(trace))
+    events: list[str] = []
+    reader = _in_thread(events, "reader", True, 0.6)
+    time.sleep(0.1)
+    timer = _in_thread(events, "timer", False, 0.4)  # queued behind the reader for ~0.5 s
+    reader.join(10)
+    timer.join(10)
+    time.sleep(0.3)
+    with hold_gpu("GPU-q", shared=True):
+        time.sleep(0.2)
+    trace.open("a").write("not json\n")  # what a kernel could write there is skipped
+    summary = occupancy(read_trace(trace))
+    assert summary is not None and summary.exclusive_holds == 1
+    assert 0.35 <= summary.exclusive_s <= 0.9
+    assert 0.7 <= summary.shared_only_s <= 1.5
+    assert 0.2 <= summary.idle_s <= 1.0
+    assert 0.4 <= summary.timer_queued_behind_shared_s <= 0.9 and summary.timer_queued_while_idle_s < 0.05
+    assert abs(summary.window_s - (summary.exclusive_s + summary.shared_only_s + summary.idle_s)) < 1e-6
