@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 # A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
-# monotonic clock): where a concurrent run's GPU time went (scripts/gpu_check.py, lock_occupancy).
+# monotonic clock): where a concurrent run's GPU time went (scorer/lock_trace.py).
 TRACE_ENV = "KERNELARENA_GPU_LOCK_TRACE"
 _WAITED = threading.local()
 
