@@ -57,10 +57,6 @@ def lock_path(gpu_key: str) -> Path:
     return base / f"kernelarena-{safe}.lock"
 
 
-def queue_path(gpu_key: str) -> Path:
-    return lock_path(gpu_key).with_suffix(".queue")
-
-
 class GpuLock:
     """One holder's handle on a GPU's lock (its own open file, so threads and processes each get
     their own). `acquire` and `release` are idempotent: a holder may let go while it does host work
@@ -68,8 +64,9 @@ class GpuLock:
 
     def __init__(self, gpu_key: str, *, shared: bool) -> None:
         self.shared = shared
-        self._lock = open(lock_path(gpu_key), "a+")
-        self._queue = open(queue_path(gpu_key), "a+")
+        path = lock_path(gpu_key)
+        self._lock = open(path, "a+")
+        self._queue = open(path.with_suffix(".queue"), "a+")
         self.held = False
         self._asked = self._got = 0.0
 

@@ -94,8 +94,9 @@ class ScoringSession:
         return worker
 
     def _start_ahead(self, device_type: str) -> None:
-        """Starts the workers the next scorings take: kernel workers up to `warm_workers`, and a
-        reference worker for the next new task once this scoring met one."""
+        """Starts the workers the next scorings take: kernel workers up to `warm_workers` (or the
+        depth back-to-back scorings grew the pool to), and a reference worker for the next new task
+        once this scoring met one."""
         pool = self._pool.setdefault(device_type, [])
         while len(pool) < max(self.warm_workers, self._depth.get(device_type, 0)):
             pool.append(self._start_kernel_worker(device_type))
@@ -116,8 +117,7 @@ class ScoringSession:
             _, old = self._references.popitem(last=False)
             old.close()
         ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
-                               self._new_dir("reference"), judge.repetitions,
-                               worker=self._reference_worker())
+                               self._new_dir("reference"), judge.repetitions, worker=self._reference_worker())
         self._references[key] = ref
         return ref
 

@@ -1,15 +1,17 @@
-"""The GPU lock (scorer/gpu_lock.py) prefers a waiting timer over later shared requests, and a
-worker lets its shared side go while Triton compiles (scorer/compile_gap.py). CPU, real flocks."""
+"""The GPU lock (scorer/gpu_lock.py): timing excludes everyone, shared holders coexist, a waiting
+timer goes before later shared requests, waits are counted, and a worker lets its shared side go
+while Triton compiles (scorer/compile_gap.py). CPU, real flocks."""
 
 from __future__ import annotations
 
+import fcntl
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from scorer.gpu_lock import LOCK_DIR_ENV, GpuLock, hold_gpu
+from scorer.gpu_lock import LOCK_DIR_ENV, GpuLock, hold_gpu, lock_path, waited_s
 
 from tests.scorer.conftest import fast_options, timing_elsewhere
 
@@ -17,6 +19,36 @@ from tests.scorer.conftest import fast_options, timing_elsewhere
 @pytest.fixture(autouse=True)
 def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+
+
+def test_gpu_lock_is_exclusive() -> None:
+    with hold_gpu("GPU-1234"):
+        with open(lock_path("GPU-1234"), "a+") as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with open(lock_path("GPU-1234"), "a+") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released after the block
+
+
+def test_gpu_lock_shared_holders_coexist_and_block_timing() -> None:
+    with hold_gpu("GPU-1", shared=True):
+        with open(lock_path("GPU-1"), "a+") as other:
+            fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # a second correctness run may proceed
+            fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+            with pytest.raises(BlockingIOError):  # but nobody may time meanwhile
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_gpu_lock_wait_is_counted_per_thread() -> None:
+    """A scoring reports how long it queued for the GPU (durations_s.gpu_lock_wait)."""
+    before = waited_s()
+    with timing_elsewhere("GPU-9", 0.4):
+        with hold_gpu("GPU-9", shared=True):
+            pass
+    assert waited_s() - before >= 0.3
+    with hold_gpu("GPU-9", shared=True):  # uncontended: (almost) nothing added
+        pass
+    assert waited_s() - before < 1.0
 
 
 def _in_thread(events: list[str], name: str, shared: bool, hold_s: float) -> threading.Thread:

@@ -194,51 +194,6 @@ def test_median_and_spread() -> None:
     assert med == 3.0 and spread == pytest.approx((4.0 - 2.0) / 3.0)
 
 
-def test_gpu_lock_is_exclusive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fcntl
-
-    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, lock_path
-
-    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
-    with hold_gpu("GPU-1234"):
-        with open(lock_path("GPU-1234"), "a+") as other:
-            with pytest.raises(BlockingIOError):
-                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    with open(lock_path("GPU-1234"), "a+") as other:
-        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released after the block
-
-
-def test_gpu_lock_shared_holders_coexist_and_block_timing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fcntl
-
-    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, lock_path
-
-    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
-    with hold_gpu("GPU-1", shared=True):
-        with open(lock_path("GPU-1"), "a+") as other:
-            fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # a second correctness run may proceed
-            fcntl.flock(other.fileno(), fcntl.LOCK_UN)
-            with pytest.raises(BlockingIOError):  # but nobody may time meanwhile
-                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def test_gpu_lock_wait_is_counted_per_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A scoring reports how long it queued for the GPU (durations_s.gpu_lock_wait)."""
-    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu, waited_s
-
-    from tests.scorer.conftest import timing_elsewhere
-
-    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
-    before = waited_s()
-    with timing_elsewhere("GPU-9", 0.4):
-        with hold_gpu("GPU-9", shared=True):
-            pass
-    assert waited_s() - before >= 0.3
-    with hold_gpu("GPU-9", shared=True):  # uncontended: (almost) nothing added
-        pass
-    assert waited_s() - before < 1.0
-
-
 def test_timed_reps_draw_fresh_inputs_after_dropping_the_last() -> None:
     """Each rep gets its own inputs, drawn once, in order, after the previous rep's set is gone: a
     memo keyed by pointer and version that hits on a reused buffer returns a stale result, which
