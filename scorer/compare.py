@@ -62,42 +62,45 @@ def _compare_tensor(out: torch.Tensor, exp: torch.Tensor, rule: Rule, where: str
     if out.is_complex():
         out, exp = torch.view_as_real(out), torch.view_as_real(exp)
     flat_out, flat_exp = out.reshape(-1), exp.reshape(-1)
-    mismatches = n_nan = 0
-    max_abs = max_rel = 0.0
-    for start in range(0, flat_out.numel(), _CHUNK_ELEMENTS):
-        part_out, part_exp = flat_out[start:start + _CHUNK_ELEMENTS], flat_exp[start:start + _CHUNK_ELEMENTS]
-        o, e = _working(part_out), _working(part_exp)
-        if rule.exact:
-            mismatches += int((_bits(part_out) != _bits(part_exp)).sum())
-        else:
-            mismatches += part_out.numel() - int(torch.isclose(o, e, rtol=rule.rtol, atol=rule.atol, equal_nan=True).sum())
-        part_abs, part_rel = _errors(o, e, rule.atol)
-        max_abs, max_rel = max(max_abs, part_abs), max(max_rel, part_rel)
-        if o.is_floating_point():
-            n_nan += int(torch.isnan(o).sum())
+    pieces = [_piece_stats(flat_out[start:start + _CHUNK_ELEMENTS], flat_exp[start:start + _CHUNK_ELEMENTS], rule)
+              for start in range(0, flat_out.numel(), _CHUNK_ELEMENTS)]
+    # One read back per output: on a GPU shared with other processes' work each read waits its turn.
+    stats = torch.stack(pieces)
+    mismatches, n_nan, max_abs, max_rel = torch.cat([stats[:, :2].sum(0), stats[:, 2:].amax(0)]).tolist()
     mismatch_fraction = mismatches / out.numel()
     if mismatches == 0:
         return Comparison(True, "", max_abs, max_rel, 0.0)
-    extra = f", {n_nan} NaN in output" if n_nan else ""
+    extra = f", {int(n_nan)} NaN in output" if n_nan else ""
     reason = (f"{where}: {mismatch_fraction:.2%} of elements outside {rule.describe()} "
               f"(max abs error {max_abs:.3g}, max rel error {max_rel:.3g}{extra})")
     return Comparison(False, reason, max_abs, max_rel, mismatch_fraction)
 
 
-def _errors(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[float, float]:
+def _piece_stats(part_out: torch.Tensor, part_exp: torch.Tensor, rule: Rule) -> torch.Tensor:
+    """[elements outside the rule, NaN in the output, max abs error, max rel error] of one piece,
+    left on its device."""
+    o, e = _working(part_out), _working(part_exp)
+    if rule.exact:
+        mismatches = (_bits(part_out) != _bits(part_exp)).sum()
+    else:
+        mismatches = part_out.numel() - torch.isclose(o, e, rtol=rule.rtol, atol=rule.atol, equal_nan=True).sum()
+    abs_err, rel_err = _errors(o, e, rule.atol)
+    return torch.stack([mismatches.double(), torch.isnan(o).sum().double(), abs_err.double(), rel_err.double()])
+
+
+def _errors(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Max absolute error, and max relative error taken against max(|expected|, atol) so that
     near-zero expected values do not turn a negligible difference into an astronomic ratio."""
     diff = (o - e).abs()
     finite = torch.isfinite(diff)
-    if not bool(finite.all()):
-        # A non-finite difference is fine only where both sides hold the same Inf or both NaN.
-        same = (o == e) | (torch.isnan(o) & torch.isnan(e))
-        if bool((~finite & ~same).any()):
-            return float("inf"), float("inf")
-        diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
+    # A non-finite difference is fine only where both sides hold the same Inf or both NaN.
+    same = (o == e) | (torch.isnan(o) & torch.isnan(e))
+    unexplained = (~finite & ~same).any()
+    diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
     floor = atol if atol > 0 else torch.finfo(diff.dtype).tiny
     rel = diff / e.abs().nan_to_num(posinf=0.0).clamp_min(floor)
-    return float(diff.max()), float(rel.max())
+    inf = torch.full((), float("inf"), dtype=diff.dtype, device=diff.device)
+    return torch.where(unexplained, inf, diff.max()), torch.where(unexplained, inf, rel.max())
 
 
 def compare_outputs(outputs: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], rule: Rule) -> Comparison:

@@ -11,7 +11,7 @@ hooks; that only costs other scorers time (nothing it measures), as a kernel cou
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from scorer.gpu_lock import GpuLock
 
@@ -52,3 +52,11 @@ def shared_gpu_work(gpu_key: str | None) -> Iterator[GpuLock | None]:
         if runtime is not None:
             runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
         lock.close()
+
+
+def between_pieces(lock: GpuLock | None, sync: Callable[[], None]) -> Callable[[], object]:
+    """What a shared holder calls between two pieces of its GPU work (trials, input sets): a timer
+    that waits goes first, after `sync`, instead of waiting for the whole run."""
+    if lock is None:
+        return lambda: None
+    return lambda: lock.yield_to_timer(sync)

@@ -71,14 +71,22 @@ def _first_tensor(outputs: Any) -> torch.Tensor | None:
     return tensors[0] if tensors else None
 
 
+def _nothing() -> None:
+    return None
+
+
 def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], outputs: dict[str, Any],
                          device_type: str, rule: Rule, task_dtype: str | None,
-                         task_category: str | None = None) -> CorrectnessOutcome:
+                         task_category: str | None = None,
+                         between: Callable[[], object] = _nothing) -> CorrectnessOutcome:
+    """`between` runs between the comparisons of two trials (where a waiting timer may go first)."""
     by_trial = {c["trial"]: c for c in calls}
     findings = [Finding(**f) for c in calls for f in c.get("findings", [])]
     comparisons: list[Comparison] = []
     failure = None
     for i, expected in enumerate(ref.sets):
+        if i:
+            between()
         trial = f"seed-{i}"
         cmp = _check(outputs.get(trial), expected, by_trial.get(trial, {}).get("devices", []), device_type, rule)
         comparisons.append(cmp)
@@ -97,7 +105,9 @@ def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], output
     )
     findings += _mutation_findings(calls)
     if failure is None:
-        findings += _extra_trial_findings(ref, by_trial, outputs, device_type, rule)
+        between()
+        findings += _extra_trial_findings(ref, by_trial, outputs, device_type, rule, between)
+        between()
         findings += _precision(ref, outputs, task_dtype, task_category)
         firsts = [_first_tensor(outputs.get(f"seed-{i}")) for i in range(len(ref.sets))]
         findings += dynamic_checks.constant_output_findings([t for t in firsts if t is not None])
@@ -112,7 +122,7 @@ def _mutation_findings(calls: list[dict[str, Any]]) -> list[Finding]:
 
 
 def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]], outputs: dict[str, Any],
-                          device_type: str, rule: Rule) -> list[Finding]:
+                          device_type: str, rule: Rule, between: Callable[[], object] = _nothing) -> list[Finding]:
     findings: list[Finding] = []
     first, repeat = _first_tensor(outputs.get("seed-0")), _first_tensor(outputs.get("repeat-0"))
     if first is not None and repeat is not None:
@@ -133,6 +143,7 @@ def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]
             findings.append(Finding("caching-memoization",
                                     f"wrong after its input buffers were refilled in place with new data: {cmp.reason}"))
     for j, alt in enumerate(ref.alt):
+        between()
         call = by_trial.get(f"alt-{j}", {})
         if call.get("error"):
             findings.append(Finding("shape-specialization", f"failed on alternative shape {alt['shape']}: {call['error'][-600:]}"))

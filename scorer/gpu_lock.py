@@ -2,11 +2,14 @@
 hold it shared, so concurrent scorers never time on one GPU at once and no other scorer's
 kernel runs on that GPU while one is being timed.
 
-It prefers writers. A bare flock lets shared holders come and go while an exclusive request waits
-for a moment when none holds it: with eight scorers on the H200 that moment rarely came, and the
-47 suite solutions spent 744 s (summed) waiting for it, against about 75 s of timing. So every
-request first takes a queue file exclusively: a timer keeps it while it waits for the lock, and a
-shared request that comes meanwhile waits behind it in the queue instead of overtaking it.
+Timers go first. A bare flock lets shared holders come and go while an exclusive request waits for
+a moment when none holds it: with eight scorers on the H200 that moment rarely came, and the 47
+suite solutions spent 744 s (summed) waiting for it, against about 75 s of timing. So a timer
+announces itself on a second file (`.timers`, held shared by every timer that waits or holds) before
+it asks for the lock, and a shared request first takes that file exclusively, which it gets only
+while no timer is announced: shared requests gather while timers run, then go together. A long
+shared holder lets a waiting timer in between its pieces of GPU work (`GpuLock.yield_to_timer`), so
+a timer waits for a piece, not for a whole correctness run (benchmarks/gpu_lock_policy.py).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 # A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
@@ -58,15 +61,17 @@ def lock_path(gpu_key: str) -> Path:
 
 
 class GpuLock:
-    """One holder's handle on a GPU's lock (its own open file, so threads and processes each get
+    """One holder's handle on a GPU's lock (its own open files, so threads and processes each get
     their own). `acquire` and `release` are idempotent: a holder may let go while it does host work
-    (scorer.compile_gap) and take the lock again before its next GPU work."""
+    (scorer.compile_gap) and take the lock again before its next GPU work. Holders never nest: one
+    that holds the lock and asks for it again (here or through a worker it waits for) would wait
+    behind a timer that waits for it."""
 
     def __init__(self, gpu_key: str, *, shared: bool) -> None:
         self.shared = shared
         path = lock_path(gpu_key)
         self._lock = open(path, "a+")
-        self._queue = open(path.with_suffix(".queue"), "a+")
+        self._timers = open(path.with_suffix(".timers"), "a+")
         self.held = False
         self._asked = self._got = 0.0
 
@@ -74,11 +79,15 @@ class GpuLock:
         if self.held:
             return
         self._asked = time.monotonic()
-        fcntl.flock(self._queue.fileno(), fcntl.LOCK_EX)
-        try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
-        finally:
-            fcntl.flock(self._queue.fileno(), fcntl.LOCK_UN)
+        if self.shared:
+            fcntl.flock(self._timers.fileno(), fcntl.LOCK_EX)  # only while no timer is announced
+            try:
+                fcntl.flock(self._lock.fileno(), fcntl.LOCK_SH)
+            finally:
+                fcntl.flock(self._timers.fileno(), fcntl.LOCK_UN)
+        else:
+            fcntl.flock(self._timers.fileno(), fcntl.LOCK_SH)  # announced until it lets go
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX)
         self.held = True
         self._got = time.monotonic()
         _WAITED.seconds = waited_s() + self._got - self._asked
@@ -86,13 +95,35 @@ class GpuLock:
     def release(self) -> None:
         if self.held:
             fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            if not self.shared:
+                fcntl.flock(self._timers.fileno(), fcntl.LOCK_UN)
             self.held = False
             _trace(self.shared, self._asked, self._got, time.monotonic())
+
+    def timer_waiting(self) -> bool:
+        """Whether a timer is announced (waiting for the lock, or holding it)."""
+        try:
+            fcntl.flock(self._timers.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(self._timers.fileno(), fcntl.LOCK_UN)
+        return False
+
+    def yield_to_timer(self, sync: Callable[[], None]) -> bool:
+        """Between two pieces of a shared holder's GPU work: where a timer waits, `sync` (nothing of
+        this holder's may still run on the GPU), let go, and take the shared side again after the
+        timers. True when it let go."""
+        if not (self.held and self.shared and self.timer_waiting()):
+            return False
+        sync()
+        self.release()
+        self.acquire()
+        return True
 
     def close(self) -> None:
         self.release()
         self._lock.close()
-        self._queue.close()
+        self._timers.close()
 
 
 def _trace(shared: bool, asked: float, got: float, freed: float) -> None:

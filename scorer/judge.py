@@ -376,15 +376,18 @@ class Judge:
                           for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
                   "gpu_lock": ref.gpu_key()}
         reply = self._ask(worker, "correctness", header, None, self.options.correctness_s)
-        with self._stage("checks"), _untrusted_reply("correctness"), hold_gpu(ref.gpu_key(), shared=True):
+        with self._stage("checks"), _untrusted_reply("correctness"):
             calls = list(reply.header.get("calls", []))
             if isinstance(reply.header.get("gpu_lock_wait_s"), (int, float)):
                 self.durations["correctness_gpu_lock_wait_worker"] = float(reply.header["gpu_lock_wait_s"])
             shipped, payload = _shipped(reply)
-            compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes], **shipped}
+            # The reference worker takes the lock itself, as the kernel's did for its trials.
+            compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes],
+                       "gpu_lock": ref.gpu_key(), **shipped}
             h = ref.request("compare", compare, payload).header
             # Read: the kernel's process frees them, so the baseline's timing on this GPU has that memory.
-            self._ask(worker, "release", {"op": "release"}, None, self.options.correctness_s)
+            with hold_gpu(ref.gpu_key(), shared=True):
+                self._ask(worker, "release", {"op": "release"}, None, self.options.correctness_s)
             if h.get("unreadable"):
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h['unreadable']}")

@@ -22,7 +22,7 @@ import torch
 
 from scorer import dynamic_checks, native_audit
 from scorer.catalog import Finding
-from scorer.compile_gap import shared_gpu_work
+from scorer.compile_gap import between_pieces, shared_gpu_work
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
 from scorer import batch as batch_mod
 from scorer.device_gate import locked_gate
@@ -124,6 +124,10 @@ class TaskVariant:
     state_dict: dict[str, torch.Tensor]
 
 
+def _nothing() -> None:
+    return None
+
+
 class KernelRole:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -137,6 +141,7 @@ class KernelRole:
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
         self.shipped: list[torch.Tensor] = []  # alive until the reference worker has read them
+        self._between_trials: Callable[[], Any] = _nothing
         self.slabs: list[torch.Tensor] = []
         self.fingerprint: dict[str, Any] = {}
 
@@ -285,8 +290,13 @@ class KernelRole:
         # The worker takes the lock's shared side itself (the judge passes its key), so that it can
         # let go while the kernel's first calls compile.
         waited = waited_s()
-        with shared_gpu_work(header.get("gpu_lock")):
-            reply, payload = self._correctness(header)
+        with shared_gpu_work(header.get("gpu_lock")) as lock:
+            # Between trials a waiting timer goes first: it waits for one call, not for all of them.
+            self._between_trials = between_pieces(lock, self._sync)
+            try:
+                reply, payload = self._correctness(header)
+            finally:
+                self._between_trials = _nothing
             try:
                 self._sync()  # nothing of the kernel's may still run once the lock is let go
             except Exception:
@@ -310,15 +320,18 @@ class KernelRole:
         records = [self._first_call(first, specs)]
         if records[0].error and records[0].compile_failure:
             return _error("compile_error", records[0].error)
+        self._between_trials()
         for i, seed in enumerate(seeds[1:], start=1):
             args = self._inputs(self.main, seed)
             digests.append(input_digest(args))
             records.append(self._call(self.model, args, specs, f"seed-{i}"))
             del args
+            self._between_trials()
         first_error = next((r.error for r in records if r.error), None)
         if first_error:
             return _error("runtime_error", first_error)
         records.append(self._call(self.model, first, specs, "repeat-0"))
+        self._between_trials()
         if len(seeds) > 1:
             # The same buffers refilled in place with set 1's data: a result cached by pointer,
             # shape or object is stale now.
@@ -330,6 +343,7 @@ class KernelRole:
             records.append(self._call(self.model, first, specs, "refill-0-with-1"))
         del first
         for j, alt in enumerate(header.get("alt", [])):
+            self._between_trials()
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
         header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests,

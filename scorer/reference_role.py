@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -24,7 +24,7 @@ from scorer.device_gate import make_gate
 from scorer.device_share import ShareError, open_shared
 from scorer.environment import collect_environment
 from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
-from scorer.compile_gap import shared_gpu_work
+from scorer.compile_gap import between_pieces, shared_gpu_work
 from scorer.memory import seeds_that_fit, tensor_bytes
 from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.timing import Clock, TimingPlan, time_forward
@@ -97,7 +97,8 @@ class ReferenceRole:
         model, _ = build_model(module, init_seed)
         return module, model
 
-    def _variant(self, built: tuple[Any, torch.nn.Module], seeds: list[int], fp64: bool) -> Variant:
+    def _variant(self, built: tuple[Any, torch.nn.Module], seeds: list[int], fp64: bool,
+                 between: Callable[[], object] = lambda: None) -> Variant:
         module, model = built
         model = model.to(self.device)
         variant = Variant(module, model, list(seeds))
@@ -106,6 +107,8 @@ class ReferenceRole:
         model_fp64 = copy.deepcopy(model).double() if fp64 else None
         with torch.no_grad():
             for i, seed in enumerate(seeds):
+                if i:
+                    between()
                 inputs = make_inputs(module, seed, self.device)
                 outputs = [o.detach() for o in as_output_list(model(*inputs))]
                 sample64 = None
@@ -154,15 +157,19 @@ class ReferenceRole:
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(header.get("alt_shapes", []))]
-        # One acquisition (each one waits behind whatever timing holds the GPU then), let go while
-        # the hold kernel compiles.
-        with shared_gpu_work(header.get("gpu_lock")):
+        # One acquisition, let go while the hold kernel compiles and, between input sets, while a
+        # timer waits.
+        with shared_gpu_work(header.get("gpu_lock")) as lock:
+            between = between_pieces(lock, self._sync)
             n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None
             try:
-                self.main = timed("outputs", lambda: self._variant(built, header["seeds"][:n_seeds], fp64))
-                self.alts = [timed("outputs", lambda a=a, b=b: self._variant(b, [a["seed"]], False)) for a, b in alts]
+                self.main = timed("outputs", lambda: self._variant(built, header["seeds"][:n_seeds], fp64, between))
+                self.alts = []
+                for alt, alt_built in alts:
+                    between()
+                    self.alts.append(timed("outputs", lambda a=alt, b=alt_built: self._variant(b, [a["seed"]], False)))
             except torch.OutOfMemoryError as exc:
                 return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
             finally:
@@ -191,22 +198,26 @@ class ReferenceRole:
         return ReferenceData(self.main.sets, [{"sets": a.sets, "shape": {}} for a in self.alts])
 
     def compare(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
-        """The correctness trials: every output the kernel produced, against the references."""
-        try:
-            outputs = _outputs_of(header, payload, self.device)
-        except ShareError as exc:
-            return {"ok": True, "unreadable": str(exc)}, None
-        ref = self._reference_data()
-        for j, alt in enumerate(header.get("alt_shapes", [])):
-            if j < len(ref.alt):
-                ref.alt[j]["shape"] = alt
-        try:
-            outcome = evaluate_correctness(ref, list(header.get("calls", [])), outputs, self.device.type, self.rule,
-                                           self.task.get("dtype"), self.task.get("category"))
-        except _MALFORMED as exc:  # the call records came from the kernel's process
-            return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None
-        del outputs
-        self._release()
+        """The correctness trials: every output the kernel produced, against the references. The
+        worker holds the GPU lock's shared side itself (the judge passes its key), so that a
+        waiting timer goes first between two trials' comparisons."""
+        with shared_gpu_work(header.get("gpu_lock")) as lock:
+            try:
+                outputs = _outputs_of(header, payload, self.device)
+            except ShareError as exc:
+                return {"ok": True, "unreadable": str(exc)}, None
+            ref = self._reference_data()
+            for j, alt in enumerate(header.get("alt_shapes", [])):
+                if j < len(ref.alt):
+                    ref.alt[j]["shape"] = alt
+            between = between_pieces(lock, self._sync)
+            try:
+                outcome = evaluate_correctness(ref, list(header.get("calls", [])), outputs, self.device.type, self.rule,
+                                               self.task.get("dtype"), self.task.get("category"), between)
+            except _MALFORMED as exc:  # the call records came from the kernel's process
+                return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None
+            del outputs
+            self._release()
         return {"ok": True, "outcome": outcome.to_dict()}, None
 
     def compare_timed(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:

@@ -80,13 +80,14 @@ class ScoringSession:
         pool = self._pool.setdefault(device_type, [])
         return (pool.pop(0), True) if pool else (self._start_kernel_worker(device_type), False)
 
-    def _deepen_if_waited(self, device_type: str, from_pool: bool, score: Score) -> None:
+    def _deepen_if_waited(self, device_type: str, from_pool: bool, waited_s: float) -> None:
         """Scorings back to back on a GPU (2-3 s each) outrun a worker's start (imports, the CUDA
-        context and the hold: about 5 s on the H200): one that waited for its pooled worker makes
-        the pool one deeper, so later workers have more scorings' time to start. A sweep, whose
-        agents work minutes between scorings, never waits and keeps one idle context per session."""
-        if from_pool and device_type != "cpu" and score.durations_s.get("kernel_spawn", 0.0) > _WAITED_S:
-            self._depth[device_type] = min(_MAX_DEPTH, max(self.warm_workers, self._depth.get(device_type, 0)) + 1)
+        context and the hold: 5-7 s on the H200): one that waited for its pooled worker makes the
+        pool as deep as it grows at once (growing one a wait, session 9's demo waited again at each
+        step of the ramp). A sweep, whose agents work minutes between scorings, never waits and
+        keeps one idle context per session."""
+        if from_pool and device_type != "cpu" and waited_s > _WAITED_S:
+            self._depth[device_type] = max(self.warm_workers, _MAX_DEPTH)
 
     def _start_kernel_worker(self, device_type: str) -> WorkerProcess:
         worker = kernel_worker(WorkerDirs.create(self._new_dir("kernel"), "kernel"), self.options, device_type)
@@ -161,20 +162,23 @@ class ScoringSession:
             # now, as early as possible, and timing waits until they are done (`settle`).
             self._start_ahead(resolved.type)
             judge.before_timing = self._settle
-        elif from_pool and judge.reference.prepared is not None:
-            # A scoring with its worker and reference both warm takes 2-3 s on the H200, less than a
-            # worker's start: the next ones start now, beside it.
-            self._start_ahead(resolved.type)
         else:
+            if from_pool and judge.reference.prepared is not None:
+                # A scoring with its worker and reference both warm takes 2-3 s on the H200, less
+                # than a worker's start: the next ones start now, beside it.
+                self._start_ahead(resolved.type)
             # On a GPU nothing waits for them: their device work queues for the GPU lock's shared
             # side, so it cannot run inside a timed section, and their imports run on other cores.
-            # They start once this scoring's own workers are up, not beside them: four interpreters
-            # starting at once (eight sessions on the H200) slowed the two a first scoring needs.
-            judge.after_start = lambda: self._start_ahead(resolved.type)
+            # A cold scoring starts them once its own workers are up, not beside them: four
+            # interpreters starting at once (eight sessions on the H200) slowed the two it needs.
+            # Once the kernel's worker answered, a wait for it deepens the pool there and then.
+            def started() -> None:
+                self._deepen_if_waited(resolved.type, from_pool, judge.durations.get("kernel_spawn", 0.0))
+                self._start_ahead(resolved.type)
+
+            judge.after_start = started
         try:
-            score = judge.run()
-            self._deepen_if_waited(resolved.type, from_pool, score)
-            return score
+            return judge.run()
         except ScorerBroken:
             self._drop(judge.reference)
             raise

@@ -75,6 +75,87 @@ def test_a_waiting_timer_goes_before_shared_requests_that_come_after_it() -> Non
     assert events == ["reader-1 in", "reader-1 out", "timer in", "timer out", "reader-2 in", "reader-2 out"]
 
 
+def test_timers_go_first_while_any_timer_waits() -> None:
+    """Shared requests gather while timers wait or run, then go together: a shared request that
+    came between two timers goes after both (the queue-file lock let it in between them)."""
+    events: list[str] = []
+    first = _in_thread(events, "reader-1", True, 0.6)
+    time.sleep(0.15)
+    timer_1 = _in_thread(events, "timer-1", False, 0.3)
+    time.sleep(0.1)
+    late = _in_thread(events, "reader-2", True, 0.05)
+    time.sleep(0.1)
+    timer_2 = _in_thread(events, "timer-2", False, 0.3)
+    for t in (first, timer_1, late, timer_2):
+        t.join(10)
+    assert events[:2] == ["reader-1 in", "reader-1 out"]
+    assert events[-2:] == ["reader-2 in", "reader-2 out"], events
+    assert sorted(events[2:6]) == ["timer-1 in", "timer-1 out", "timer-2 in", "timer-2 out"]
+
+
+def test_a_shared_holder_lets_a_waiting_timer_in_between_pieces() -> None:
+    lock = GpuLock("GPU-q", shared=True)  # the key _in_thread locks
+    synced: list[float] = []
+    lock.acquire()
+    try:
+        assert not lock.timer_waiting()
+        assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is False and not synced
+        events: list[str] = []
+        timer = _in_thread(events, "timer", False, 0.2)
+        deadline = time.monotonic() + 5
+        while not lock.timer_waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is True
+        timer.join(10)
+        # Synchronized before it let go, and held again only once the timer was done.
+        assert len(synced) == 1 and events == ["timer in", "timer out"] and lock.held
+        assert not _exclusive_within("GPU-q", 0.3)
+    finally:
+        lock.close()
+
+
+@pytest.mark.slow
+def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's worker lets a waiting timer in between two trials: with half a second a call and
+    six trials, a timer that comes during the run waits for about one call, and the scoring (its
+    comparison taking the lock in the reference worker) still passes."""
+    from scorer.judge import Judge
+    from scorer.reference_service import ReferenceService
+
+    key = "GPU-trials"
+    monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: key)
+    task = demo.tasks["swish"]
+    kernel = Path(__file__).parent / "kernels" / "slow_trials.py"
+    judge = Judge(demo, task, kernel, __import__("torch").device("cpu"), fast_options(skip_timing=True))
+    waited: list[float] = []
+
+    def timer() -> None:
+        # Once the workers are up, the first holder of the lock is the kernel's correctness run.
+        with open(lock_path(key), "a+") as probe:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                try:
+                    fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+                    time.sleep(0.02)
+                except BlockingIOError:
+                    break
+        time.sleep(0.7)
+        asked = time.monotonic()
+        with hold_gpu(key):
+            waited.append(time.monotonic() - asked)
+
+    neighbour = threading.Thread(target=timer)
+    judge.after_start = neighbour.start
+    try:
+        score = judge.run()
+    finally:
+        neighbour.join(130)
+    assert score.verdict == "passed", score.error
+    assert score.durations_s["correctness_worker"] >= 2.5  # the timer came in the middle of it
+    assert waited and waited[0] < 1.5, waited
+
+
 def test_shared_holders_still_share_when_no_timer_waits() -> None:
     events: list[str] = []
     first = _in_thread(events, "a", True, 0.5)

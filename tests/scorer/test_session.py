@@ -74,23 +74,18 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
     assert set(reply.header["steps_s"]) >= {"build", "outputs"}
 
 
-def test_pool_grows_one_deeper_on_a_gpu_once_a_scoring_waited_for_its_worker() -> None:
-    """Back to back on a GPU a scoring outruns its successor's start: each wait for a pooled worker
-    makes the session keep one more starting ahead, up to three. A wait with a cold worker, or on
-    a CPU, changes nothing."""
-    from scorer.score import Score
-
-    waited = Score("demo", "swish", "passed", durations_s={"kernel_spawn": 2.5})
-    ready = Score("demo", "swish", "passed", durations_s={"kernel_spawn": 0.01})
+def test_pool_grows_to_its_depth_on_a_gpu_once_a_scoring_waited_for_its_worker() -> None:
+    """Back to back on a GPU a scoring outruns its successor's start: a wait for a pooled worker
+    makes the session keep three starting ahead at once. A wait with a cold worker, or on a CPU,
+    changes nothing."""
     with ScoringSession(OPTIONS) as session:
-        session._deepen_if_waited("cuda", False, waited)
-        session._deepen_if_waited("cpu", True, waited)
-        session._deepen_if_waited("cuda", True, ready)
+        session._deepen_if_waited("cuda", False, 2.5)
+        session._deepen_if_waited("cpu", True, 2.5)
+        session._deepen_if_waited("cuda", True, 0.01)
         assert session._depth == {}
-        session._deepen_if_waited("cuda", True, waited)
-        assert session._depth == {"cuda": 2}
-        for _ in range(3):
-            session._deepen_if_waited("cuda", True, waited)
+        session._deepen_if_waited("cuda", True, 2.5)  # one wait: as deep as it grows
+        assert session._depth == {"cuda": 3}
+        session._deepen_if_waited("cuda", True, 2.5)
         assert session._depth == {"cuda": 3}
         # Started for real (this machine has no GPU: the workers skip the context and wait).
         session._start_ahead("cuda")
