@@ -385,6 +385,8 @@ class Judge:
             compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes],
                        "gpu_lock": ref.gpu_key(), **shipped}
             h = ref.request("compare", compare, payload).header
+            for step, seconds in dict(h.get("steps_s") or {}).items():
+                self.durations[f"compare_{step}_worker"] = round(float(seconds), 4)
             # Read: the kernel's process frees them, so the baseline's timing on this GPU has that memory.
             with hold_gpu(ref.gpu_key(), shared=True):
                 self._ask(worker, "release", {"op": "release"}, None, self.options.correctness_s)

@@ -25,6 +25,7 @@ from scorer.device_share import ShareError, open_shared
 from scorer.environment import collect_environment
 from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
 from scorer.compile_gap import between_pieces, shared_gpu_work
+from scorer.gpu_lock import waited_s
 from scorer.memory import seeds_that_fit, tensor_bytes
 from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.timing import Clock, TimingPlan, time_forward
@@ -65,6 +66,24 @@ def _outputs_of(header: dict[str, Any], payload: Any, device: torch.device) -> d
         return {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in dict(payload or {}).items()}
     except _MALFORMED as exc:
         raise ShareError(f"malformed outputs from the kernel worker: {type(exc).__name__}: {exc}") from None
+
+
+class Steps:
+    """Seconds per step of one request, for the judge's durations (where a stage's time went)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, step: str, work: Callable[[], Any]) -> Any:
+        started = self.clock.perf_counter()
+        try:
+            return work()
+        finally:
+            self.add(step, self.clock.perf_counter() - started)
+
+    def add(self, step: str, seconds: float) -> None:
+        self.seconds[step] = self.seconds.get(step, 0.0) + seconds
 
 
 class ReferenceRole:
@@ -143,25 +162,18 @@ class ReferenceRole:
         task_path = Path(header["task_path"])
         overrides = header.get("overrides", {})
         init_seed, fp64 = int(header["init_seed"]), bool(header.get("fp64"))
-        steps: dict[str, float] = {}
-
-        def timed(step: str, work: Any) -> Any:
-            started = self.clock.perf_counter()
-            try:
-                return work()
-            finally:
-                steps[step] = steps.get(step, 0.0) + self.clock.perf_counter() - started
-
-        probe = load_module(task_path, "kernelarena_task_probe", overrides)
+        timed = Steps(self.clock)
+        probe = timed("probe", lambda: load_module(task_path, "kernelarena_task_probe", overrides))
         built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(header.get("alt_shapes", []))]
         # One acquisition, let go while the hold kernel compiles and, between input sets, while a
         # timer waits.
+        waited = waited_s()
         with shared_gpu_work(header.get("gpu_lock")) as lock:
             between = between_pieces(lock, self._sync)
-            n_seeds, problem = seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64)
+            n_seeds, problem = timed("fit", lambda: seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64))
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None
             try:
@@ -174,18 +186,19 @@ class ReferenceRole:
                 return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
             finally:
                 del built, alts
-            self._release()
+            timed("release", self._release)
             if self.device.type == "cuda":
                 # The timing's GPU-wide hold is compiled and tried now (unless the worker was started
                 # warm), not at the start of the baseline's timing, which holds the GPU alone.
                 timed("gate", lambda: make_gate(self.device, self.clock.hold_kernel))
             free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
+        timed.add("lock_wait", waited_s() - waited)
         first = self.main.sets[0].outputs
-        env = collect_environment(self.device)
+        env = timed("environment", lambda: collect_environment(self.device))
         return {"ok": True, "environment": env, "output_specs": [[list(t.shape), str(t.dtype)] for t in first],
                 "alt_output_specs": [[[list(t.shape), str(t.dtype)] for t in a.sets[0].outputs] for a in self.alts],
                 "input_digests": [s.digest for s in self.main.sets], "seeds_used": len(self.main.sets), "output_bytes": sum(tensor_bytes(t) for t in first),
-                "free_bytes": free, "steps_s": steps}, None
+                "free_bytes": free, "steps_s": timed.seconds}, None
 
     def _oom_text(self, exc: BaseException) -> str:
         free, total = torch.cuda.mem_get_info(self.device)
@@ -201,9 +214,10 @@ class ReferenceRole:
         """The correctness trials: every output the kernel produced, against the references. The
         worker holds the GPU lock's shared side itself (the judge passes its key), so that a
         waiting timer goes first between two trials' comparisons."""
+        timed, waited = Steps(self.clock), waited_s()
         with shared_gpu_work(header.get("gpu_lock")) as lock:
             try:
-                outputs = _outputs_of(header, payload, self.device)
+                outputs = timed("open", lambda: _outputs_of(header, payload, self.device))
             except ShareError as exc:
                 return {"ok": True, "unreadable": str(exc)}, None
             ref = self._reference_data()
@@ -212,13 +226,15 @@ class ReferenceRole:
                     ref.alt[j]["shape"] = alt
             between = between_pieces(lock, self._sync)
             try:
-                outcome = evaluate_correctness(ref, list(header.get("calls", [])), outputs, self.device.type, self.rule,
-                                               self.task.get("dtype"), self.task.get("category"), between)
+                outcome = timed("evaluate", lambda: evaluate_correctness(
+                    ref, list(header.get("calls", [])), outputs, self.device.type, self.rule, self.task.get("dtype"),
+                    self.task.get("category"), between))
             except _MALFORMED as exc:  # the call records came from the kernel's process
                 return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None
             del outputs
-            self._release()
-        return {"ok": True, "outcome": outcome.to_dict()}, None
+            timed("release", self._release)
+        timed.add("lock_wait", waited_s() - waited)
+        return {"ok": True, "outcome": outcome.to_dict(), "steps_s": timed.seconds}, None
 
     def compare_timed(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
         """The outputs of the timed repetitions the judge kept, against the reference for their seeds."""

@@ -186,14 +186,17 @@ def _cpu_times() -> tuple[float, float]:
     return sum(fields) - idle, sum(fields)
 
 
-def _stage_sums(rows: list[dict[str, Any]]) -> str:
-    """Each stage summed over the scorings (where the wall time of a concurrent run goes)."""
+def _stage_sums(rows: list[dict[str, Any]], *, worker_steps: bool = False) -> str:
+    """Each stage summed over the scorings (where the wall time of a concurrent run goes); with
+    worker_steps, the steps the workers report inside the reference's preparation, the comparison
+    and correctness (their waits for the GPU lock among them)."""
     sums: dict[str, float] = {}
     for r in rows:
         for k, v in (r.get("durations_s") or {}).items():
-            if k != "total" and not k.endswith("_worker"):
+            inside = k.endswith("_worker") and k.startswith(("reference_", "compare_", "correctness_gpu"))
+            if k != "total" and (inside if worker_steps else not k.endswith("_worker")):
                 sums[k] = sums.get(k, 0.0) + v
-    return " ".join(f"{k}={v:.0f}" for k, v in sorted(sums.items(), key=lambda kv: -kv[1]))
+    return " ".join(f"{k}={v:.1f}" for k, v in sorted(sums.items(), key=lambda kv: -kv[1]))
 
 
 def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
@@ -212,7 +215,7 @@ def _floor_ms(task: Task, peaks: dict[str, float]) -> float | None:
 
 
 def part_suites(out: Path, device: str, workers: int, names: list[str], only: set[str],
-                peaks: dict[str, float], budget: Budget) -> list[str]:
+                peaks: dict[str, float], budget: Budget, tag: str = "") -> list[str]:
     """Every solution of the named suites in one pool of `workers` scorings at once (as a sweep
     would score them), then a table per suite and the wall time of the whole pool."""
     suites = [load_suite(name) for name in names]
@@ -242,9 +245,9 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
         }
         with lock:
             rows[suite.name].append(row)
-            (out / f"suite_{suite.name}.json").write_text(json.dumps(rows[suite.name], indent=1))
+            (out / f"suite_{suite.name}{tag}.json").write_text(json.dumps(rows[suite.name], indent=1))
 
-    trace = out / "gpu_lock_trace_suites.jsonl"
+    trace = out / f"gpu_lock_trace_suites{tag}.jsonl"
     os.environ[TRACE_ENV] = str(trace)  # the workers inherit it
     pool_t0, cpu0 = time.perf_counter(), _cpu_times()
     try:
@@ -288,12 +291,13 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     lines.append(f"  all {len(every)} of {len(jobs)} scored in {pool_wall:.0f} s wall with {workers} at once; "
                  f"{sum(r['verdict'] == 'passed' for r in every)} passed; CPU busy {busy:.0%} of {os.cpu_count()} cores")
     lines.append(f"  stage sums (s): {_stage_sums(every)}")
+    lines.append(f"  worker steps (s): {_stage_sums(every, worker_steps=True)}")
     held = occupancy(read_trace(trace))
     if held is not None:
         lines.append(f"  GPU lock over {held.window_s:.0f} s: exclusive {held.exclusive_s:.0f} s ({held.exclusive_holds} holds), "
                      f"shared only {held.shared_only_s:.0f} s, idle {held.idle_s:.0f} s; a timer queued behind shared "
                      f"holders {held.timer_queued_behind_shared_s:.0f} s, while idle {held.timer_queued_while_idle_s:.1f} s")
-        (out / "gpu_lock_occupancy_suites.json").write_text(json.dumps(held.to_dict(), indent=1))
+        (out / f"gpu_lock_occupancy_suites{tag}.json").write_text(json.dumps(held.to_dict(), indent=1))
     return lines
 
 
@@ -387,6 +391,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="corpus parts: comma list, only entries whose name contains one of these")
     parser.add_argument("--only-attacks", default=None, help="attacks part: overrides --only (e.g. stream-injection,timer-patching)")
     parser.add_argument("--workers", type=int, default=4, help="kernels scored at once (suites, corpus)")
+    parser.add_argument("--suite-workers", default="", help="suites part: comma list of kernels scored at once, "
+                        "one run of the suites for each (default: --workers)")
     parser.add_argument("--demo-workers", type=int, default=1,
                         help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
     parser.add_argument("--pytest-files", default=PYTEST_FILES, help="pytest part: comma list of test paths")
@@ -407,7 +413,14 @@ def main() -> None:
             elif part == "suites":
                 _MAX_REFERENCES[0] = 1
                 only = {t for t in args.tasks.split(",") if t}
-                lines = part_suites(args.out, args.device, args.workers, args.suites.split(","), only, peaks, budget)
+                counts = [int(c) for c in args.suite_workers.split(",") if c] or [args.workers]
+                lines = []
+                for n in counts:
+                    tag = f"_at{n}" if len(counts) > 1 else ""
+                    lines += part_suites(args.out, args.device, n, args.suites.split(","), only, peaks, budget, tag)
+                    for session in _ALL_SESSIONS:
+                        session.close()
+                    _ALL_SESSIONS.clear()
             elif part in ("attacks", "clean"):
                 only_here = args.only_attacks if part == "attacks" and args.only_attacks is not None else args.only
                 lines = part_corpus(args.out, args.device, part, budget, only_here, args.workers)
