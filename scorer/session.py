@@ -108,19 +108,21 @@ class ScoringSession:
             self._spare_reference = spare
         self._wants_spare = False
 
-    def _reference(self, suite: Suite, judge: Judge) -> ReferenceService:
+    def _reference(self, suite: Suite, judge: Judge) -> tuple[ReferenceService, bool]:
+        """The task's reference, and whether its worker starts only now (no spare was ready)."""
         key = (str(suite.root), judge.task.id, str(judge.device), tuple(sorted(judge.overrides.items())),
                judge.repetitions, self.options.seeds)
         if key in self._references:
             self._references.move_to_end(key)
-            return self._references[key]
+            return self._references[key], False
         while len(self._references) >= self.max_references:
             _, old = self._references.popitem(last=False)
             old.close()
+        spare = self._reference_worker()
         ref = ReferenceService(suite, judge.task, judge.device, self.options, judge.overrides,
-                               self._new_dir("reference"), judge.repetitions, worker=self._reference_worker())
+                               self._new_dir("reference"), judge.repetitions, worker=spare)
         self._references[key] = ref
-        return ref
+        return ref, spare is None
 
     def _reference_worker(self) -> WorkerProcess | None:
         """The reference worker started when the last new task came (none the first time); a
@@ -154,7 +156,7 @@ class ScoringSession:
         requested = device if device != "auto" else self.options.device
         resolved = resolve_device(requested, task, suite)
         judge = Judge(suite, task, Path(kernel_path), resolved, self.options)
-        judge.reference = self._reference(suite, judge)
+        judge.reference, cold_reference = self._reference(suite, judge)
         worker, from_pool = self._kernel_worker(resolved.type)
         judge.kernel_worker = worker
         if resolved.type == "cpu":
@@ -163,15 +165,17 @@ class ScoringSession:
             self._start_ahead(resolved.type)
             judge.before_timing = self._settle
         else:
-            if from_pool and judge.reference.prepared is not None:
-                # A scoring with its worker and reference both warm takes 2-3 s on the H200, less
-                # than a worker's start: the next ones start now, beside it.
+            if from_pool and not cold_reference:
+                # This scoring's own workers were started ahead: the next ones start now, beside it
+                # (a warm scoring takes 2-3 s on the H200, less than a worker's start; a new task's
+                # reference preparation gives them its seconds). On a GPU nothing waits for them:
+                # their device work queues for the GPU lock's shared side, so it cannot run inside
+                # a timed section, and their imports run on other cores.
                 self._start_ahead(resolved.type)
-            # On a GPU nothing waits for them: their device work queues for the GPU lock's shared
-            # side, so it cannot run inside a timed section, and their imports run on other cores.
-            # A cold scoring starts them once its own workers are up, not beside them: four
-            # interpreters starting at once (eight sessions on the H200) slowed the two it needs.
-            # Once the kernel's worker answered, a wait for it deepens the pool there and then.
+            # A scoring whose own workers start now starts the next ones once its own are up, not
+            # beside them: four interpreters starting at once (a session's first scoring, eight
+            # sessions on the H200) slowed the two it needs. Once the kernel's worker answered, a
+            # wait for it deepens the pool there and then.
             def started() -> None:
                 self._deepen_if_waited(resolved.type, from_pool, judge.durations.get("kernel_spawn", 0.0))
                 self._start_ahead(resolved.type)
