@@ -250,6 +250,8 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
     finally:
         for cm in holds:
             cm.__exit__(None, None, None)  # type: ignore[attr-defined]
+        for suffix in (".lock", ".timers"):  # in the shared temp dir: not left behind there
+            lock_path(key).with_suffix(suffix).unlink(missing_ok=True)
     assert score.verdict == "passed", score.error
     assert score.durations_s.get("correctness_gpu_lock_wait_worker", 0.0) >= 0.5
 
