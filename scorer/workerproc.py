@@ -8,16 +8,21 @@ for the judge to classify), never a hang or a crash of the judge.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorer import forkserver
 from scorer.gpu_lock import LOCK_DIR_ENV, lock_dir
 from scorer.poison import perturb_environment
 from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
@@ -69,6 +74,19 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
     return env
 
 
+@functools.lru_cache(maxsize=1)
+def _server_dirs() -> WorkerDirs:
+    """The fork server's own private dirs (it imports, and never runs a task or a kernel)."""
+    base = Path(tempfile.mkdtemp(prefix="kernelarena-forkserver-"))
+    os.chmod(base, 0o700)
+    atexit.register(shutil.rmtree, base, True)
+    return WorkerDirs.create(base, "forkserver")
+
+
+def _server_environment() -> dict[str, str]:
+    return child_environment(_server_dirs())
+
+
 def describe_exit(returncode: int, timed_out: bool) -> tuple[str, str]:
     """(kind, text) for a worker that ended without answering."""
     if timed_out:
@@ -92,13 +110,7 @@ def _memory_limiter(limit_bytes: int | None):
         return None
 
     def apply() -> None:
-        import resource
-
-        # Only the soft limit, and never above the hard one: inside a sandbox that already caps
-        # memory lower, raising the hard limit fails and the worker would not start at all.
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        soft = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        forkserver.limit_address_space(limit_bytes)
 
     return apply
 
@@ -110,7 +122,7 @@ class WorkerProcess:
         self.warm_device = warm_device
         self.dirs = dirs
         self.memory_limit_bytes = memory_limit_bytes
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | forkserver.ForkedProcess | None = None
         self.to_child = self.from_child = -1
         self.timed_out = False
         self.spool: Spool | None = None
@@ -129,20 +141,37 @@ class WorkerProcess:
         child_in, self.to_child = os.pipe()
         self.from_child, child_out = os.pipe()
         set_nonblocking(self.to_child)
+        try:
+            self.proc = self._fork(child_in, child_out) or self._exec(child_in, child_out)
+        finally:
+            os.close(child_in)
+            os.close(child_out)
+
+    def _fork(self, child_in: int, child_out: int) -> forkserver.ForkedProcess | None:
+        """A child of the judge process's fork server (imports done), or None where it has none."""
+        server = forkserver.server(_server_environment(), str(_server_dirs().log_path))
+        if server is None:
+            return None
+        try:
+            return server.spawn(self.role, child_in, child_out, str(self.spool.path) if self.spool else "",
+                                self.warm_device, child_environment(self.dirs), str(self.dirs.workdir),
+                                str(self.dirs.log_path), self.memory_limit_bytes)
+        except forkserver.ForkServerError:
+            forkserver.drop(server)
+            return None
+
+    def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:
+        assert self.spool is not None
         cmd = [sys.executable, "-m", "scorer.worker", "--role", self.role,
                "--in-fd", str(child_in), "--out-fd", str(child_out), "--spool", str(self.spool.path)]
         if self.warm_device:
             cmd += ["--warm-device", self.warm_device]
-        try:
-            with open(self.dirs.log_path, "ab") as log:
-                self.proc = subprocess.Popen(
-                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    cwd=self.dirs.workdir, env=child_environment(self.dirs), pass_fds=(child_in, child_out),
-                    start_new_session=True, preexec_fn=_memory_limiter(self.memory_limit_bytes),
-                )
-        finally:
-            os.close(child_in)
-            os.close(child_out)
+        with open(self.dirs.log_path, "ab") as log:
+            return subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.dirs.workdir, env=child_environment(self.dirs), pass_fds=(child_in, child_out),
+                start_new_session=True, preexec_fn=_memory_limiter(self.memory_limit_bytes),
+            )
 
     def request(self, header: dict[str, Any], payload: Any, timeout_s: float) -> Frame:
         """Sends one request and waits for its reply; the whole exchange shares `timeout_s`.

@@ -12,6 +12,7 @@ Parts (run all by default, or pick with --parts):
   full      benchmarks/full_size.py: published-size KernelBench-format problems, time, memory, disk
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
   launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
+  start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
@@ -381,6 +382,23 @@ def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
     return lines
 
 
+def _fork_preflight(device: str) -> str:
+    """One scoring through the fork server's workers before anything else: should forked workers
+    fail on this machine, the rest of the call starts them with exec (and says so) instead of
+    spending the device time on runtime errors."""
+    from scorer import forkserver, score_kernel
+
+    if os.environ.get(forkserver.ENV_SWITCH) == "0":
+        return "workers: started with exec (KERNELARENA_FORKSERVER=0)"
+    demo = load_suite("demo")
+    t0 = time.perf_counter()
+    score = score_kernel(demo, "row_sum", demo.tasks["row_sum"].solution, device=device, options=_options(device))
+    if score.verdict == "passed":
+        return f"workers: forked by the fork server (preflight scoring passed in {time.perf_counter() - t0:.1f} s)"
+    os.environ[forkserver.ENV_SWITCH] = "0"
+    return f"workers: started with exec; the fork server's preflight scoring gave {score.verdict}: {(score.error or '')[:300]}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/gpu_check")))
@@ -401,7 +419,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     budget = Budget(time.monotonic() + args.budget_s)
     peaks = dict(DEFAULT_PEAKS)
-    report: list[str] = []
+    report: list[str] = [_fork_preflight(args.device)]
+    print(report[0], flush=True)
     for part in args.parts.split(","):
         t0 = time.perf_counter()
         try:
@@ -436,6 +455,8 @@ def main() -> None:
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget)
+            elif part == "start":
+                lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
             else:
                 lines = [f"unknown part {part}"]
         except Exception as exc:  # one broken part must not hide the others' results

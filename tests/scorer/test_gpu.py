@@ -27,6 +27,30 @@ def test_demo_swish_on_cuda(demo: Suite) -> None:
         assert score.timing.timer == "cuda_event" and len(score.timing.kernel_times_ms) == 20
 
 
+def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monkeypatch) -> None:
+    """The server imports torch and triton but never starts the CUDA driver: its children make
+    their own context (the warm-up), and a whole scoring through them passes on the GPU."""
+    from scorer import forkserver
+    from scorer.workerproc import WorkerDirs, WorkerProcess
+
+    monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
+    worker = WorkerProcess("kernel", WorkerDirs.create(tmp_path, "kernel"), warm_device="cuda")
+    worker.start()
+    try:
+        assert isinstance(worker.proc, forkserver.ForkedProcess)
+        assert worker.wait_started(300), worker.log_tail()
+        maps = open(f"/proc/{worker.proc.pid}/maps").read()
+        assert "libcuda" in maps  # the warm-up made its context
+        server = forkserver._SERVER
+        assert server is not None and "libcuda" not in open(f"/proc/{server.proc.pid}/maps").read()
+    finally:
+        worker.close()
+    solution = demo.tasks["row_sum"].solution
+    assert solution is not None
+    score = score_kernel(demo, "row_sum", solution, device="cuda", options=ScoreOptions(device="cuda", repetitions=20, warmup=3))
+    assert score.verdict == "passed", score.error
+
+
 def test_cuda_event_timer_and_kept_outputs() -> None:
     from scorer.timing import TimingPlan, capture_clock, time_forward
 

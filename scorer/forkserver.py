@@ -1,0 +1,356 @@
+"""Scorer workers forked from a process that has already imported torch and triton.
+
+A worker's start is mostly its imports (torch, triton and the scorer's roles: seconds of CPU), so
+each judge process keeps one fork server: a child that imports everything once and never runs
+anything of a task or a kernel, and forks a fresh process per worker on request. Each kernel still
+gets a process of its own that no other kernel ever used; what it inherits is the state of a
+process that only imported modules. The clock the timer uses is captured in the server before
+anything else is imported (scorer.worker), as in a worker started with exec.
+
+The server is not dumpable (a kernel running under the same uid cannot attach to it and reach the
+workers forked after it); each worker becomes dumpable again and names the judge as its tracer,
+so the judge's audit of the kernel's process (scorer/native_audit.py) reads it as before. The
+server reaps its children and keeps their exit status for the judge, which asks for it by pid
+(`ForkedProcess`, in place of a Popen). Where the server cannot start or answer, workers start
+with exec as before; KERNELARENA_FORKSERVER=0 turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ENV_SWITCH = "KERNELARENA_FORKSERVER"
+_PR_SET_DUMPABLE = 4
+_PR_SET_PTRACER = 0x59616D61
+_MAX_MESSAGE = 1 << 20
+_START_S = 300.0  # its imports, on a loaded machine
+_REPLY_S = 10.0  # it answers in milliseconds
+_POLL_S = 0.01
+
+
+class ForkServerError(Exception):
+    """The server did not start or answer: the worker starts with exec instead."""
+
+
+class ForkedProcess:
+    """The few parts of subprocess.Popen a WorkerProcess uses, for a child of the fork server."""
+
+    def __init__(self, server: "ForkServer", pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            status = self.server.status(self.pid)
+            if status is not None:
+                self.returncode = status
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            time.sleep(_POLL_S)
+        assert self.returncode is not None
+        return self.returncode
+
+
+class ForkServer:
+    """The judge's end: one per judge process, shared by its threads (requests are serialized)."""
+
+    def __init__(self, env: dict[str, str], log_path: str) -> None:
+        self._lock = threading.Lock()
+        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with open(log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    _command() + ["--fd", str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                    pass_fds=(theirs.fileno(),), start_new_session=True)
+        finally:
+            theirs.close()
+        self._ready = False
+        self.broken = False
+
+    def _ask(self, request: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        """One request and its reply. A server that failed once (gone, stopped, or mute: a kernel
+        under the same uid can signal it) is not asked again, so nothing waits on it twice."""
+        with self._lock:
+            if self.broken:
+                raise ForkServerError("the fork server failed earlier")
+            try:
+                if not self._ready:
+                    self._wait_ready()
+                socket.send_fds(self._sock, [json.dumps(request).encode()], list(fds))
+                readable, _, _ = select.select([self._sock], [], [], _REPLY_S)
+                data = self._sock.recv(_MAX_MESSAGE) if readable else b""
+                if not data:
+                    raise ForkServerError("the fork server did not answer")
+                return json.loads(data)
+            except (OSError, ValueError, ForkServerError) as exc:
+                self.broken = True
+                raise ForkServerError(f"fork server: {exc}") from None
+
+    def _wait_ready(self) -> None:
+        readable, _, _ = select.select([self._sock], [], [], _START_S)
+        hello = self._sock.recv(_MAX_MESSAGE) if readable else b""
+        answer = json.loads(hello or b"{}")
+        if answer.get("ready") is not True:
+            raise ForkServerError(f"the fork server did not start: {answer.get('why') or 'no answer'}")
+        self._ready = True
+
+    def spawn(self, role: str, in_fd: int, out_fd: int, spool: str, warm_device: str, env: dict[str, str],
+              cwd: str, log_path: str, memory_limit_bytes: int | None) -> ForkedProcess:
+        reply = self._ask({"op": "spawn", "role": role, "spool": spool, "warm_device": warm_device, "env": env,
+                           "cwd": cwd, "log": log_path, "memory_limit": memory_limit_bytes, "tracer": os.getpid()},
+                          (in_fd, out_fd))
+        if not isinstance(reply.get("pid"), int):
+            raise ForkServerError(f"fork server: {reply.get('error', 'no pid')}")
+        return ForkedProcess(self, reply["pid"])
+
+    def status(self, pid: int) -> int | None:
+        """The worker's exit code as Popen gives it (negative: killed by that signal), None while
+        it runs. A server that is gone cannot tell: the worker counts as ended once it is."""
+        try:
+            reply = self._ask({"op": "status", "pid": pid})
+        except ForkServerError:
+            return None if _alive(pid) else 1
+        return reply.get("returncode")
+
+    def close(self) -> None:
+        self._sock.close()  # a working server exits when its end closes
+        if self.broken:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie nobody reaps, its server gone, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+_SERVER: ForkServer | None = None
+_SERVER_LOCK = threading.Lock()
+_FAILURES = 0
+_MAX_FAILURES = 3  # servers that did not start or answer before workers start with exec for good
+
+
+def server(env: dict[str, str], log_path: str) -> ForkServer | None:
+    """This process's fork server, started on first use with `env` (a worker's environment) and
+    again where it died (a kernel can kill it); None where it is turned off or kept failing."""
+    global _SERVER, _FAILURES
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return None
+    with _SERVER_LOCK:
+        if _FAILURES >= _MAX_FAILURES:
+            return None
+        if _SERVER is not None and _SERVER.broken:
+            _FAILURES += 1
+            _SERVER.close()
+            _SERVER = None
+        if _SERVER is None or _SERVER.proc.poll() is not None:
+            try:
+                _SERVER = ForkServer(env, log_path)
+            except OSError:
+                _FAILURES += 1
+                return None
+        return _SERVER
+
+
+def drop(broken: ForkServer) -> None:
+    """Stops using a server that did not start or answer; the next worker starts another."""
+    global _SERVER, _FAILURES
+    with _SERVER_LOCK:
+        _FAILURES += 1
+        if _SERVER is broken:
+            _SERVER = None
+    try:
+        broken.close()
+    except OSError:
+        pass
+
+
+def _command() -> list[str]:
+    return [sys.executable, "-m", "scorer.forkserver"]
+
+
+# ---------------------------------------------------------------- the server process
+
+def limit_address_space(limit_bytes: int) -> None:
+    """A worker's address-space cap (CPU workers). Only the soft limit, and never above the hard
+    one: inside a sandbox that already caps memory lower, raising the hard limit fails and the
+    worker would not start at all."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux, or no Yama (PR_SET_PTRACER): nothing to set
+
+
+def _become_worker(request: dict[str, Any], fds: list[int], control: socket.socket) -> int:
+    """In the forked child: the worker's loop, once it is set up as one started with exec."""
+    from scorer.protocol import Spool
+    from scorer.worker import serve
+
+    _set_up_child(request, fds, control)
+    return serve(str(request["role"]), fds[0], fds[1], Spool(Path(request["spool"])), str(request.get("warm_device", "")))
+
+
+def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socket) -> None:
+    """The session, files, environment, limits and command line a worker started with exec gets
+    (scorer.workerproc)."""
+    control.close()
+    os.setsid()
+    _prctl(_PR_SET_DUMPABLE, 1)
+    _prctl(_PR_SET_PTRACER, int(request["tracer"]))
+    log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    in_fd, out_fd = fds
+    keep = {0, 1, 2, in_fd, out_fd}
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in keep:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    import random
+    import tempfile
+
+    tempfile.tempdir = None  # computed again from the worker's TMPDIR
+    random.seed()
+    if request.get("memory_limit"):
+        limit_address_space(int(request["memory_limit"]))
+    import scorer.worker
+
+    # What a worker started with exec sees (scorer.workerproc's command line).
+    sys.argv = [scorer.worker.__file__, "--role", str(request["role"]), "--in-fd", str(in_fd), "--out-fd", str(out_fd),
+                "--spool", str(request["spool"])] + (["--warm-device", str(request["warm_device"])]
+                                                     if request.get("warm_device") else [])
+
+
+def _cuda_touched() -> str | None:
+    """Why this process must not fork workers: a child of a process that has started the CUDA
+    driver cannot use CUDA. Importing torch and triton does not start it; anything that did (a
+    device query at import, say) shows as the driver library mapped here."""
+    try:
+        import torch
+
+        if torch.cuda.is_initialized():
+            return "CUDA was initialized in the fork server"
+    except Exception:
+        pass
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return None
+    return "the CUDA driver was loaded in the fork server" if "libcuda.so" in maps else None
+
+
+def _serve(control: socket.socket) -> int:
+    exited: dict[int, int] = {}
+    unfit = _cuda_touched()
+    control.send(json.dumps({"ready": unfit is None, "why": unfit}).encode())
+    if unfit is not None:
+        return 1
+    while True:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            exited[pid] = os.waitstatus_to_exitcode(status)
+        readable, _, _ = select.select([control], [], [], 0.05)
+        if not readable:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(control, _MAX_MESSAGE, 4)
+        except OSError:
+            return 0
+        if not data:
+            return 0  # the judge is gone
+        request = json.loads(data)
+        if request.get("op") == "status":
+            for fd in fds:
+                os.close(fd)
+            code = exited.pop(int(request["pid"]), None)
+            control.send(json.dumps({"returncode": code}).encode())
+            continue
+        if request.get("op") != "spawn" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps({"error": "bad request"}).encode())
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = _become_worker(request, fds, control)
+            except BaseException:  # the worker's log holds the reason
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m scorer.forkserver")
+    parser.add_argument("--fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    control = socket.socket(fileno=args.fd)
+    _prctl(_PR_SET_DUMPABLE, 0)
+    # Everything a worker imports, once: the clock first (scorer.worker captures it at import).
+    import scorer.worker  # noqa: F401
+    import scorer.kernel_role  # noqa: F401
+    import scorer.reference_role  # noqa: F401
+
+    return _serve(control)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
