@@ -112,10 +112,14 @@ class GpuLock:
     def yield_to_timer(self, sync: Callable[[], None]) -> bool:
         """Between two pieces of a shared holder's GPU work: where a timer waits, `sync` (nothing of
         this holder's may still run on the GPU), let go, and take the shared side again after the
-        timers. True when it let go."""
+        timers. True when it let go. A device that cannot synchronize (a kernel faulted it) keeps
+        the lock: work may still be running, and the holder's next step reports the fault."""
         if not (self.held and self.shared and self.timer_waiting()):
             return False
-        sync()
+        try:
+            sync()
+        except Exception:
+            return False
         self.release()
         self.acquire()
         return True

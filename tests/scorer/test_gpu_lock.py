@@ -114,6 +114,29 @@ def test_a_shared_holder_lets_a_waiting_timer_in_between_pieces() -> None:
         lock.close()
 
 
+def test_a_holder_whose_device_cannot_synchronize_keeps_the_lock() -> None:
+    """A kernel that faulted the device leaves work that may still run: no timer goes then."""
+    lock = GpuLock("GPU-q", shared=True)
+    lock.acquire()
+
+    def faulted() -> None:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    try:
+        events: list[str] = []
+        timer = _in_thread(events, "timer", False, 0.05)
+        deadline = time.monotonic() + 5
+        while not lock.timer_waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lock.yield_to_timer(faulted) is False and lock.held
+        time.sleep(0.2)
+        assert events == []  # the timer still waits
+    finally:
+        lock.close()
+    timer.join(10)
+    assert events == ["timer in", "timer out"]
+
+
 @pytest.mark.slow
 def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel's worker lets a waiting timer in between two trials: with half a second a call and
