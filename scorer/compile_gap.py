@@ -54,9 +54,13 @@ def shared_gpu_work(gpu_key: str | None) -> Iterator[GpuLock | None]:
         lock.close()
 
 
+def no_pause() -> None:
+    """Between two pieces of GPU work where no lock is held (a CPU run): nothing to do."""
+
+
 def between_pieces(lock: GpuLock | None, sync: Callable[[], None]) -> Callable[[], object]:
     """What a shared holder calls between two pieces of its GPU work (trials, input sets): a timer
     that waits goes first, after `sync`, instead of waiting for the whole run."""
     if lock is None:
-        return lambda: None
+        return no_pause
     return lambda: lock.yield_to_timer(sync)

@@ -12,6 +12,7 @@ import torch
 
 from scorer import dynamic_checks
 from scorer.catalog import Finding
+from scorer.compile_gap import no_pause
 from scorer.compare import Comparison, Rule, compare_outputs, first_difference
 from scorer.score import CorrectnessResult
 
@@ -71,14 +72,10 @@ def _first_tensor(outputs: Any) -> torch.Tensor | None:
     return tensors[0] if tensors else None
 
 
-def _nothing() -> None:
-    return None
-
-
 def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], outputs: dict[str, Any],
                          device_type: str, rule: Rule, task_dtype: str | None,
                          task_category: str | None = None,
-                         between: Callable[[], object] = _nothing) -> CorrectnessOutcome:
+                         between: Callable[[], object] = no_pause) -> CorrectnessOutcome:
     """`between` runs between the comparisons of two trials (where a waiting timer may go first)."""
     by_trial = {c["trial"]: c for c in calls}
     findings = [Finding(**f) for c in calls for f in c.get("findings", [])]
@@ -122,7 +119,7 @@ def _mutation_findings(calls: list[dict[str, Any]]) -> list[Finding]:
 
 
 def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]], outputs: dict[str, Any],
-                          device_type: str, rule: Rule, between: Callable[[], object] = _nothing) -> list[Finding]:
+                          device_type: str, rule: Rule, between: Callable[[], object] = no_pause) -> list[Finding]:
     findings: list[Finding] = []
     first, repeat = _first_tensor(outputs.get("seed-0")), _first_tensor(outputs.get("repeat-0"))
     if first is not None and repeat is not None:

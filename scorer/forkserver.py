@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ENV_SWITCH = "KERNELARENA_FORKSERVER"
 _PR_SET_DUMPABLE = 4
@@ -154,22 +154,21 @@ _FAILURES = 0
 _MAX_FAILURES = 3  # servers that did not start or answer before workers start with exec for good
 
 
-def server(env: dict[str, str], log_path: str) -> ForkServer | None:
-    """This process's fork server, started on first use with `env` (a worker's environment) and
-    again where it died (a kernel can kill it); None where it is turned off or kept failing."""
+def server(start_with: Callable[[], tuple[dict[str, str], str]]) -> ForkServer | None:
+    """This process's fork server, started on first use with the environment and log file that
+    `start_with` gives (a worker's environment), and again where it died or failed (a kernel can
+    kill or stop it); None where it is turned off or kept failing."""
     global _SERVER, _FAILURES
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     with _SERVER_LOCK:
+        if _SERVER is not None and _SERVER.broken:
+            _retire(_SERVER)
         if _FAILURES >= _MAX_FAILURES:
             return None
-        if _SERVER is not None and _SERVER.broken:
-            _FAILURES += 1
-            _SERVER.close()
-            _SERVER = None
         if _SERVER is None or _SERVER.proc.poll() is not None:
             try:
-                _SERVER = ForkServer(env, log_path)
+                _SERVER = ForkServer(*start_with())
             except OSError:
                 _FAILURES += 1
                 return None
@@ -178,11 +177,18 @@ def server(env: dict[str, str], log_path: str) -> ForkServer | None:
 
 def drop(broken: ForkServer) -> None:
     """Stops using a server that did not start or answer; the next worker starts another."""
-    global _SERVER, _FAILURES
+    broken.broken = True
     with _SERVER_LOCK:
-        _FAILURES += 1
-        if _SERVER is broken:
-            _SERVER = None
+        _retire(broken)
+
+
+def _retire(broken: ForkServer) -> None:
+    """Under _SERVER_LOCK: counts a failed server and stops it (once, whichever thread saw it fail)."""
+    global _SERVER, _FAILURES
+    if _SERVER is not broken:
+        return
+    _FAILURES += 1
+    _SERVER = None
     try:
         broken.close()
     except OSError:
@@ -191,6 +197,13 @@ def drop(broken: ForkServer) -> None:
 
 def _command() -> list[str]:
     return [sys.executable, "-m", "scorer.forkserver"]
+
+
+def worker_arguments(role: str, in_fd: int, out_fd: int, spool: str, warm_device: str) -> list[str]:
+    """`python -m scorer.worker`'s arguments: the exec'd worker's command line, and a forked one's
+    `sys.argv` (so both see the same)."""
+    return (["--role", role, "--in-fd", str(in_fd), "--out-fd", str(out_fd), "--spool", spool]
+            + (["--warm-device", warm_device] if warm_device else []))
 
 
 # ---------------------------------------------------------------- the server process
@@ -256,10 +269,8 @@ def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socke
         limit_address_space(int(request["memory_limit"]))
     import scorer.worker
 
-    # What a worker started with exec sees (scorer.workerproc's command line).
-    sys.argv = [scorer.worker.__file__, "--role", str(request["role"]), "--in-fd", str(in_fd), "--out-fd", str(out_fd),
-                "--spool", str(request["spool"])] + (["--warm-device", str(request["warm_device"])]
-                                                     if request.get("warm_device") else [])
+    sys.argv = [scorer.worker.__file__] + worker_arguments(str(request["role"]), in_fd, out_fd, str(request["spool"]),
+                                                           str(request.get("warm_device", "")))
 
 
 def _cuda_touched() -> str | None:

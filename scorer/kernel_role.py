@@ -22,7 +22,7 @@ import torch
 
 from scorer import dynamic_checks, native_audit
 from scorer.catalog import Finding
-from scorer.compile_gap import between_pieces, shared_gpu_work
+from scorer.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
 from scorer import batch as batch_mod
 from scorer.device_gate import locked_gate
@@ -124,10 +124,6 @@ class TaskVariant:
     state_dict: dict[str, torch.Tensor]
 
 
-def _nothing() -> None:
-    return None
-
-
 class KernelRole:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -141,7 +137,7 @@ class KernelRole:
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
         self.shipped: list[torch.Tensor] = []  # alive until the reference worker has read them
-        self._between_trials: Callable[[], Any] = _nothing
+        self._between_trials: Callable[[], Any] = no_pause
         self.slabs: list[torch.Tensor] = []
         self.fingerprint: dict[str, Any] = {}
 
@@ -296,7 +292,7 @@ class KernelRole:
             try:
                 reply, payload = self._correctness(header)
             finally:
-                self._between_trials = _nothing
+                self._between_trials = no_pause
             try:
                 self._sync()  # nothing of the kernel's may still run once the lock is let go
             except Exception:

@@ -24,7 +24,7 @@ from scorer.device_gate import make_gate
 from scorer.device_share import ShareError, open_shared
 from scorer.environment import collect_environment
 from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
-from scorer.compile_gap import between_pieces, shared_gpu_work
+from scorer.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.gpu_lock import waited_s
 from scorer.memory import seeds_that_fit, tensor_bytes
 from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
@@ -117,7 +117,7 @@ class ReferenceRole:
         return module, model
 
     def _variant(self, built: tuple[Any, torch.nn.Module], seeds: list[int], fp64: bool,
-                 between: Callable[[], object] = lambda: None) -> Variant:
+                 between: Callable[[], object] = no_pause) -> Variant:
         module, model = built
         model = model.to(self.device)
         variant = Variant(module, model, list(seeds))

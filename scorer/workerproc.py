@@ -83,8 +83,9 @@ def _server_dirs() -> WorkerDirs:
     return WorkerDirs.create(base, "forkserver")
 
 
-def _server_environment() -> dict[str, str]:
-    return child_environment(_server_dirs())
+def _server_start() -> tuple[dict[str, str], str]:
+    """The fork server's environment (a worker's) and log file, asked for when one starts."""
+    return child_environment(_server_dirs()), str(_server_dirs().log_path)
 
 
 def describe_exit(returncode: int, timed_out: bool) -> tuple[str, str]:
@@ -149,7 +150,7 @@ class WorkerProcess:
 
     def _fork(self, child_in: int, child_out: int) -> forkserver.ForkedProcess | None:
         """A child of the judge process's fork server (imports done), or None where it has none."""
-        server = forkserver.server(_server_environment(), str(_server_dirs().log_path))
+        server = forkserver.server(_server_start)
         if server is None:
             return None
         try:
@@ -162,10 +163,8 @@ class WorkerProcess:
 
     def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:
         assert self.spool is not None
-        cmd = [sys.executable, "-m", "scorer.worker", "--role", self.role,
-               "--in-fd", str(child_in), "--out-fd", str(child_out), "--spool", str(self.spool.path)]
-        if self.warm_device:
-            cmd += ["--warm-device", self.warm_device]
+        cmd = [sys.executable, "-m", "scorer.worker"] + forkserver.worker_arguments(
+            self.role, child_in, child_out, str(self.spool.path), self.warm_device)
         with open(self.dirs.log_path, "ab") as log:
             return subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

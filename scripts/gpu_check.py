@@ -79,6 +79,14 @@ def _session(device: str) -> ScoringSession:
     return _SESSIONS.session
 
 
+def _close_sessions() -> None:
+    """Ends every thread's session: their warm workers run in sessions of their own and would
+    outlive this run (and a later run at another concurrency must start its own)."""
+    for session in _ALL_SESSIONS:
+        session.close()
+    _ALL_SESSIONS.clear()
+
+
 def overhead_s(score: dict[str, Any]) -> float | None:
     """Wall time of a scoring beyond the kernel's compile and the timed work (inside the workers'
     handlers: load, the correctness trials with their first-call compile, timing, the batches)."""
@@ -437,9 +445,7 @@ def main() -> None:
                 for n in counts:
                     tag = f"_at{n}" if len(counts) > 1 else ""
                     lines += part_suites(args.out, args.device, n, args.suites.split(","), only, peaks, budget, tag)
-                    for session in _ALL_SESSIONS:
-                        session.close()
-                    _ALL_SESSIONS.clear()
+                    _close_sessions()
             elif part in ("attacks", "clean"):
                 only_here = args.only_attacks if part == "attacks" and args.only_attacks is not None else args.only
                 lines = part_corpus(args.out, args.device, part, budget, only_here, args.workers)
@@ -464,9 +470,7 @@ def main() -> None:
 
             (args.out / f"{part}_error.txt").write_text(traceback.format_exc())
             lines = [f"{part}: FAILED {type(exc).__name__}: {exc}"]
-        for session in _ALL_SESSIONS:
-            session.close()  # its warm workers run in sessions of their own and would outlive us
-        _ALL_SESSIONS.clear()
+        _close_sessions()
         lines.append(f"  ({part} took {time.perf_counter() - t0:.0f} s)")
         report.extend(lines)
         (args.out / "summary.txt").write_text("\n".join(report) + "\n")
