@@ -23,19 +23,19 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from scorer import dynamic_checks  # noqa: E402
+from scorer.checks import dynamic as dynamic_checks  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
-from scorer.static_checks import analyze_source  # noqa: E402
-from scorer.suites import load_suite  # noqa: E402
+from scorer.checks.static import analyze_source  # noqa: E402
+from scorer.tasks.suites import load_suite  # noqa: E402
 
 _GUARD_PROBE = r"""
 import sys, time, importlib.util
 from pathlib import Path
 import torch, triton
 import json
-import scorer.timing, scorer.kernel_role
-from scorer.guard import RuntimeGuard
-from scorer.taskload import load_module, make_inputs, to_device
+import scorer.gpu.timing, scorer.workers.kernel_role
+from scorer.checks.guard import RuntimeGuard
+from scorer.tasks.load import load_module, make_inputs, to_device
 path = Path(sys.argv[1]); device = sys.argv[2]; reps = int(sys.argv[3])
 task = load_module(Path(sys.argv[4]), "task_probe", json.loads(sys.argv[5]))
 init_inputs = task.get_init_inputs()

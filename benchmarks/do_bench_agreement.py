@@ -3,7 +3,7 @@ rep) of the same baseline/kernel pair, built the same way as the scorer builds t
 
     python benchmarks/do_bench_agreement.py [--suite kernelbench] [--tasks a,b,...] [--json PATH]
 
-For each task: the scorer's speedup (a full scoring through scorer.session) and do_bench's (baseline
+For each task: the scorer's speedup (a full scoring through scorer.judge.session) and do_bench's (baseline
 Model and the reference solution's ModelNew in this process, on one input set made on the device),
 two ways: each forward replayed from a CUDA graph (one host call a rep, hidden behind do_bench's L2
 flush: device time, what the scorer reports) and called plainly (host launch cost included where
@@ -55,7 +55,7 @@ def do_bench_times(task, device: str) -> dict[str, float | None]:
     import torch
     import triton.testing
 
-    from scorer.taskload import build_model, load_module, make_inputs
+    from scorer.tasks.load import build_model, load_module, make_inputs
 
     ref_mod = load_module(task.path, "agreement_task")
     model, init_inputs = build_model(ref_mod, 1234)
@@ -89,8 +89,8 @@ def main() -> int:
         print("error: needs a CUDA GPU; run it on the GPU machine (scripts/gpu_check.sh --parts dobench)", file=sys.stderr)
         return 2
     from scorer.options import ScoreOptions
-    from scorer.session import ScoringSession
-    from scorer.suites import load_suite
+    from scorer.judge.session import ScoringSession
+    from scorer.tasks.suites import load_suite
 
     suite = load_suite(args.suite)
     rows = []

@@ -71,7 +71,7 @@ def main() -> int:
     os.environ["TMPDIR"] = str(tmp)
     tempfile.tempdir = str(tmp)
     from scorer import ScoreOptions, score_kernel
-    from scorer.suites import load_suite
+    from scorer.tasks.suites import load_suite
 
     suite = load_suite(str(args.folder))
     rows = []

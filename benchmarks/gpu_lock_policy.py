@@ -4,8 +4,8 @@ Scorers share one GPU: timing holds the GPU lock exclusively, every other GPU st
 reference's outputs, correctness, comparisons) holds it shared. A run of many scorings takes at
 least the sum of its exclusive sections; what it takes beyond that is time in which only shared
 holders held the lock, or nobody did. This replays scorings made of host, shared and exclusive
-steps (sleeps standing in for GPU work) through the real lock (scorer/gpu_lock.py), real flocks and
-one thread per scorer, and reports the wall time and the lock's occupancy (scorer/lock_trace.py),
+steps (sleeps standing in for GPU work) through the real lock (scorer/gpu/lock.py), real flocks and
+one thread per scorer, and reports the wall time and the lock's occupancy (scorer/gpu/lock_trace.py),
 with shared holders that keep the lock for a whole step and with holders that let a waiting timer
 in between pieces of it (`GpuLock.yield_to_timer`, as the workers do between trials).
 
@@ -34,8 +34,8 @@ from typing import Any, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scorer.gpu_lock import LOCK_DIR_ENV, TRACE_ENV, GpuLock  # noqa: E402
-from scorer.lock_trace import occupancy, read_trace  # noqa: E402
+from scorer.gpu.lock import LOCK_DIR_ENV, TRACE_ENV, GpuLock  # noqa: E402
+from scorer.gpu.lock_trace import occupancy, read_trace  # noqa: E402
 
 Step = tuple[str, float]  # ("host" | "shared" | "exclusive", seconds)
 
@@ -69,7 +69,7 @@ def from_durations(d: dict[str, float]) -> dict[str, float]:
 
 
 def scoring_steps(f: dict[str, float]) -> list[Step]:
-    """The judge's sequence of lock holds for one scoring (scorer/judge.py)."""
+    """The judge's sequence of lock holds for one scoring (scorer/judge/scoring.py)."""
     return [("host", f["reference_host"]), ("shared", f["reference_outputs"]), ("host", f["kernel_host"]),
             ("host", f["compile"]), ("shared", f["correctness_gpu"]), ("shared", f["compare"] + f["release"]),
             ("exclusive", f["baseline_timing"]), ("exclusive", f["timing"]), ("shared", f["compare_timed"]),

@@ -33,21 +33,21 @@ def child(task_id: str, parts: set[str]) -> dict[str, float]:
     import torch
     import triton.testing
 
-    from scorer.suites import load_suite
-    from scorer.taskload import build_model, load_module, make_inputs
+    from scorer.tasks.suites import load_suite
+    from scorer.tasks.load import build_model, load_module, make_inputs
 
     task = load_suite("kernelbench").tasks[task_id]
     ref_mod = load_module(task.path, "overhead_task")
     _, init_inputs = build_model(ref_mod, 1)
     guard = None
     if "guard" in parts:
-        from scorer.guard import RuntimeGuard
+        from scorer.checks.guard import RuntimeGuard
 
         guard = RuntimeGuard(task.solution)
         guard.arm()
     sol = load_module(task.solution, "kernelarena_kernel")
     if "census" in parts:
-        from scorer.census import install_census
+        from scorer.checks.census import install_census
 
         install_census(sol, task.solution.read_text())
     torch.manual_seed(1)
@@ -57,7 +57,7 @@ def child(task_id: str, parts: set[str]) -> dict[str, float]:
         model(*inputs)
         torch.cuda.synchronize()
         if "census_off" in parts:
-            from scorer.census import stop_counting
+            from scorer.checks.census import stop_counting
 
             stop_counting()
         host = []
@@ -81,7 +81,7 @@ def main() -> int:
     if args.child is not None:
         print(json.dumps(child(args.task, set(filter(None, args.child.split(","))))))
         return 0
-    from scorer.poison import perturb_environment
+    from scorer.checks.poison import perturb_environment
 
     rows = []
     for name, parts in CONFIGS.items():

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scorer import ScoreOptions, score_kernel  # noqa: E402
-from scorer.suites import load_suite  # noqa: E402
+from scorer.tasks.suites import load_suite  # noqa: E402
 
 _STAGES = ("reference", "baseline_timing", "load", "correctness", "timing")
 COLUMNS = ("task", "verdict", "total", "spawn", "transfer", "checks", "overhead", "compile", "timed", "ref+trials")

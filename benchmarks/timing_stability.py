@@ -6,7 +6,7 @@ the table gives each protocol's per-process medians and the spread of the speedu
     TRITON_INTERPRET=1 python benchmarks/timing_stability.py --device cpu --processes 2 --small
 
 Protocols (each repetition flushes L2 and rotates the input sets, as the scorer does):
-  scorer      scorer.timing.time_forward as the scorer runs it (also gives drain and idle-drain)
+  scorer      scorer.gpu.timing.time_forward as the scorer runs it (also gives drain and idle-drain)
   synced_end  end event recorded after a host device-synchronize (the scorer's earlier protocol)
   queued      triton's do_bench style: no host synchronize between repetitions
   spin200     the scorer's protocol with a 200 us GPU spin before the start event
@@ -39,10 +39,10 @@ def _quantiles(xs: Sequence[float]) -> dict[str, float]:
 
 def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mode: str, reps: int,
                   spin_cycles: int) -> list[float]:
-    """An alternative protocol, kept apart from scorer.timing so the scorer's code stays one path."""
+    """An alternative protocol, kept apart from scorer.gpu.timing so the scorer's code stays one path."""
     import torch
 
-    from scorer.timing import MIN_WARMUP_S, _Flusher
+    from scorer.gpu.timing import MIN_WARMUP_S, _Flusher
 
     flush = _Flusher(device, True)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
@@ -84,9 +84,9 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
 def child(task_id: str, device_name: str, small: bool, reps: int) -> dict[str, Any]:
     import torch
 
-    from scorer.suites import load_suite
-    from scorer.taskload import build_model, load_module, make_inputs, to_device
-    from scorer.timing import TimingPlan, capture_clock, time_forward
+    from scorer.tasks.suites import load_suite
+    from scorer.tasks.load import build_model, load_module, make_inputs, to_device
+    from scorer.gpu.timing import TimingPlan, capture_clock, time_forward
 
     device = torch.device(device_name)
     task = load_suite("demo").tasks[task_id]

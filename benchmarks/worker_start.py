@@ -1,5 +1,5 @@
 """How long a scorer worker takes to answer its first request: started with exec (a new Python
-that imports torch and triton) or forked from the judge process's fork server (scorer/forkserver.py).
+that imports torch and triton) or forked from the judge process's fork server (scorer/workers/forkserver.py).
 
     TRITON_INTERPRET=1 .venv/bin/python benchmarks/worker_start.py --device cpu
     python benchmarks/worker_start.py      # on a GPU box: with the warm-up (CUDA context, the hold)
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scorer import forkserver  # noqa: E402
-from scorer.workerproc import WorkerDirs, WorkerProcess  # noqa: E402
+from scorer.workers import forkserver  # noqa: E402
+from scorer.workers.process import WorkerDirs, WorkerProcess  # noqa: E402
 
 
 def start_once(base: Path, role: str, warm: str) -> float:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from harnesses.transcript import Transcript
     from sandbox import Sandbox
     from sandbox.config import SandboxConfig
-    from scorer.suites import Suite, Task
+    from scorer.tasks.suites import Suite, Task
 
 KERNEL_FILE = "kernel.py"
 REFERENCE_FILE = "reference.py"

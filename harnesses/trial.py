@@ -36,9 +36,9 @@ from kernelarena.logs import get_logger
 from sandbox.base import Sandbox, SandboxError
 from sandbox.config import Mount, SandboxConfig
 from sandbox.open import open_sandbox, resolve_backend
-from scorer.gpu_lock import LOCK_DIR_ENV
+from scorer.gpu.lock import LOCK_DIR_ENV
 from scorer.score import Score
-from scorer.suites import Suite, Task, load_suite
+from scorer.tasks.suites import Suite, Task, load_suite
 
 log = get_logger(__name__)
 

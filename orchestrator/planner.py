@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from kernelarena.errors import ConfigError
 from orchestrator.spec import SuiteSelection, SweepSpec
 from scorer.errors import ScorerUserError
-from scorer.suites import load_suite, task_files
+from scorer.tasks.suites import load_suite, task_files
 
 
 class ResolvedTask(BaseModel):

@@ -26,7 +26,7 @@ from kernelarena.errors import ConfigError, UserError
 from orchestrator.index import write_json_atomic
 from orchestrator.planner import ResolvedTask, resolve_tasks
 from orchestrator.spec import SweepSpec, load_spec
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 
 FROZEN_SPEC = "spec.frozen.json"
 FROZEN_TASKS = "tasks.json"

@@ -25,7 +25,7 @@ from harnesses.transcript import Transcript, read_events
 from harnesses.trial import TrialBroken, TrialSpec, resolve_device, score_in_sandbox, run_trial
 from kernelarena.errors import UserError
 from orchestrator.trial_files import KERNEL_FILE, TRANSCRIPT_FILE, read_score
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 
 SPEEDUP_TOLERANCE = 0.25
 """Default relative speedup difference accepted by --rescore (timings on a shared host wander;

@@ -1,7 +1,7 @@
 """The shared scorer: correctness, anti-hack checks, timing and verdict for one kernel.
 
 Imports only torch, triton, numpy and the standard library, so it runs inside any CUDA or ROCm
-PyTorch image. `score_kernel` is the judge; kernels only ever run in `python -m scorer.worker`
+PyTorch image. `score_kernel` is the judge; kernels only ever run in `python -m scorer.workers.entry`
 children (see docs/SCORER.md).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scorer.judge import score_kernel
+    from scorer.judge.scoring import score_kernel
     from scorer.options import ScoreOptions
     from scorer.score import SCORE_VERSION, Score
 
@@ -18,10 +18,10 @@ __all__ = ["score_kernel", "ScoreOptions", "Score", "SCORE_VERSION"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy so that `python -m scorer.worker` does not import the judge (and its subprocess
+    # Lazy so that `python -m scorer.workers.entry` does not import the judge (and its subprocess
     # machinery) into the process that will host an untrusted kernel.
     if name == "score_kernel":
-        from scorer.judge import score_kernel
+        from scorer.judge.scoring import score_kernel
 
         return score_kernel
     if name == "ScoreOptions":

@@ -33,9 +33,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    from scorer.judge import score_kernel
+    from scorer.judge.scoring import score_kernel
     from scorer.options import ScoreOptions
-    from scorer.suites import load_suite
+    from scorer.tasks.suites import load_suite
 
     try:
         if args.seeds < 1:

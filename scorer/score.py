@@ -40,8 +40,8 @@ class TimingResult:
     kernel_spread: float | None = None
     baseline_times_ms: list[float] = field(default_factory=list)
     kernel_times_ms: list[float] = field(default_factory=list)
-    gate: str = ""  # how the GPU was held before each start event (scorer.device_gate); "" on CPU
-    # The judge's own clock (scorer/judge_clock.py): ms a call over `judge_calls` back-to-back
+    gate: str = ""  # how the GPU was held before each start event (scorer.gpu.gate); "" on CPU
+    # The judge's own clock (scorer/judge/clock.py): ms a call over `judge_calls` back-to-back
     # verified calls on fresh inputs, for the kernel and for the baseline.
     judge_calls: int = 0
     judge_batches: int = 0  # batches the bound took (another, on fresh seeds, when one read too slow)

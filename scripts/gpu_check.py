@@ -35,13 +35,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scorer.session import ScoringSession  # noqa: E402
-from scorer.gpu_lock import TRACE_ENV  # noqa: E402
-from scorer.lock_trace import occupancy, read_trace  # noqa: E402
+from scorer.judge.session import ScoringSession  # noqa: E402
+from scorer.gpu.lock import TRACE_ENV  # noqa: E402
+from scorer.gpu.lock_trace import occupancy, read_trace  # noqa: E402
 from scorer.aggregate import KernelResult, summarize  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
-from scorer.dynamic_checks import _NO_CONTRACTION_CATEGORIES  # noqa: E402
-from scorer.suites import Suite, Task, load_suite  # noqa: E402
+from scorer.checks.dynamic import _NO_CONTRACTION_CATEGORIES  # noqa: E402
+from scorer.tasks.suites import Suite, Task, load_suite  # noqa: E402
 
 # Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
 # ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
@@ -394,7 +394,8 @@ def _fork_preflight(device: str) -> str:
     """One scoring through the fork server's workers before anything else: should forked workers
     fail on this machine, the rest of the call starts them with exec (and says so) instead of
     spending the device time on runtime errors."""
-    from scorer import forkserver, score_kernel
+    from scorer import score_kernel
+    from scorer.workers import forkserver
 
     if os.environ.get(forkserver.ENV_SWITCH) == "0":
         return "workers: started with exec (KERNELARENA_FORKSERVER=0)"

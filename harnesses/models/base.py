@@ -83,8 +83,8 @@ class ModelTurn:
 class TaskContext:
     """What a scripted or replaying model may need to know about the task it is playing."""
 
-    suite: Any  # scorer.suites.Suite
-    task: Any  # scorer.suites.Task
+    suite: Any  # scorer.tasks.suites.Suite
+    task: Any  # scorer.tasks.suites.Task
     hack: str | None = None
 
 

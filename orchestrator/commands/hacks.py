@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kernelarena.errors import UserError
-from scorer.catalog import PATTERNS, Pattern, get_pattern
+from scorer.checks.catalog import PATTERNS, Pattern, get_pattern
 
 
 def _selected(pattern_id: Optional[str]) -> list[Pattern]:

@@ -17,8 +17,8 @@ from scorer import ScoreOptions, score_kernel
 from scorer.aggregate import KernelResult, SuiteSummary, summarize
 from scorer.errors import ScorerBroken
 from scorer.score import Score
-from scorer.session import ScoringSession
-from scorer.suites import Suite, load_suite
+from scorer.judge.session import ScoringSession
+from scorer.tasks.suites import Suite, load_suite
 
 log = get_logger("kernelarena.score")
 

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kernelarena.errors import UserError
-from scorer.suite_lint import LintIssue, lint_suite
-from scorer.suites import Suite, list_suites, load_suite
+from scorer.tasks.lint import LintIssue, lint_suite
+from scorer.tasks.suites import Suite, list_suites, load_suite
 
 suites_app = typer.Typer(
     help="List benchmark suites; `suites check` lints them.",

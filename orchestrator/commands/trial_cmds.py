@@ -19,7 +19,7 @@ from kernelarena.errors import UserError
 from kernelarena.logs import configure
 from sandbox.cancel import Interrupted, run_cancellable
 from sandbox.config import SandboxConfig
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 
 
 def parse_options(pairs: list[str], flag: str) -> dict[str, Any]:

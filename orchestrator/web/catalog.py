@@ -27,9 +27,9 @@ from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
 from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
-from scorer.dynamic_checks import roofline_floor_ms
+from scorer.checks.dynamic import roofline_floor_ms
 from scorer.errors import ScorerUserError
-from scorer.suites import Task, load_suite
+from scorer.tasks.suites import Task, load_suite
 
 
 class NotFound(UserError):

@@ -15,11 +15,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorer.catalog import get_pattern
+from scorer.checks.catalog import get_pattern
 from scorer.options import ScoreOptions
 from scorer.score import Score
-from scorer.session import ScoringSession
-from scorer.suites import Suite, load_suite
+from scorer.judge.session import ScoringSession
+from scorer.tasks.suites import Suite, load_suite
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

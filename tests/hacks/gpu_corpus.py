@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from scorer.catalog import PATTERNS  # noqa: E402
+from scorer.checks.catalog import PATTERNS  # noqa: E402
 from tests.hacks.corpus import Entry, attack_entries, caught, clean_entries, clean_ok, score_entry  # noqa: E402
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.catalog import PATTERNS, get_pattern
-from scorer.static_checks import analyze_source
+from scorer.checks.catalog import PATTERNS, get_pattern
+from scorer.checks.static import analyze_source
 from tests.hacks.corpus import attack_entries, caught, clean_entries, clean_ok, score_entry, suite_for
 
 ATTACKS = attack_entries()

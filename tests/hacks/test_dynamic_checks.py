@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from scorer import dynamic_checks as dc
+from scorer.checks import dynamic as dc
 
 
 def _poisoned(shape: tuple[int, ...]) -> torch.Tensor:
@@ -290,7 +290,7 @@ def test_malloc_perturb_never_written_is_stale_memory() -> None:
 
 
 def test_perturb_byte_matches_the_worker_environment() -> None:
-    from scorer.poison import PERTURB_BYTES, perturb_environment
+    from scorer.checks.poison import PERTURB_BYTES, perturb_environment
 
     byte = int(perturb_environment()["MALLOC_PERTURB_"])
     assert set(PERTURB_BYTES) == {byte, byte ^ 0xFF}

@@ -71,7 +71,7 @@ SCENARIOS = {
     "scorer_function": """
         import sys
         def run():
-            timing = sys.modules["scorer.timing"]
+            timing = sys.modules["scorer.gpu.timing"]
             timing.median_and_spread = lambda times: (0.001, 0.0)
     """,
     "getframe": """
@@ -107,7 +107,7 @@ SCENARIOS = {
             subprocess.run(["true"])
     """,
     "open_scorer": """
-        import scorer.timing as t
+        import scorer.gpu.timing as t
         def run():
             return open(t.__file__).read()
     """,
@@ -122,8 +122,8 @@ DRIVER = r"""
 import importlib.util, json, sys
 from pathlib import Path
 import torch
-import scorer.timing, scorer.dynamic_checks
-from scorer.guard import RuntimeGuard
+import scorer.gpu.timing, scorer.checks.dynamic
+from scorer.checks.guard import RuntimeGuard
 results = {}
 for path in sys.argv[1:]:
     guard = RuntimeGuard(Path(path))
@@ -171,7 +171,7 @@ def test_honest_code_is_silent(results: dict) -> None:
     ("manual_seed_shim", "timer-patching", "torch.manual_seed"),
     ("manual_seed_forged_wraps", "timer-patching", "torch.manual_seed"),
     ("elapsed_time", "timer-patching", "torch.cuda.Event.elapsed_time"),
-    ("scorer_function", "timer-patching", "scorer.timing.median_and_spread"),
+    ("scorer_function", "timer-patching", "scorer.gpu.timing.median_and_spread"),
     ("getframe", "harness-introspection", "sys._getframe"),
     ("inspect_stack", "harness-introspection", "sys._getframe"),
     ("gc_walk", "harness-introspection", "gc.get_objects"),

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from scorer.catalog import PATTERN_IDS
+from scorer.checks.catalog import PATTERN_IDS
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,6 @@
-"""scorer.native_audit against real child processes: the judge reads the worker's memory through
+"""scorer.checks.native_audit against real child processes: the judge reads the worker's memory through
 /proc/<pid>/mem and sees native rewrites of the clock that Python-level identity checks miss; and the
-static scan of native sources (scorer.static_checks) on snippets.
+static scan of native sources (scorer.checks.static) on snippets.
 
 The child here plays the kernel worker: it fingerprints the clock before anything untrusted runs,
 then tampers (with ctypes in the fast tests, with the corpus attacks' load_inline extensions in the
@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from scorer import native_audit
-from scorer.static_checks import analyze_source
-from scorer.suites import LibraryPolicy
+from scorer.checks import native_audit
+from scorer.checks.static import analyze_source
+from scorer.tasks.suites import LibraryPolicy
 from tests.hacks.corpus import REPO, attack_entries
 
 # The child: fingerprint first (as the worker will, before kernel.py), then obey one command a line.
 CHILD = r'''
 import ctypes, importlib.util, json, os, struct, sys, time
 import torch
-from scorer import native_audit
+from scorer.checks import native_audit
 
 fp = native_audit.timer_fingerprint()
 print(json.dumps(fp), flush=True)
@@ -175,7 +175,7 @@ def test_unreadable_after_probe_is_introspection() -> None:
     script = textwrap.dedent('''
         import json
         from tests.hacks.test_native_audit import Child
-        from scorer import native_audit
+        from scorer.checks import native_audit
         c = Child()
         ok = native_audit.probe(c.pid)
         c.do("undumpable")

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from scorer.catalog import PATTERN_IDS
-from scorer.static_checks import analyze_source
-from scorer.suites import LibraryPolicy
+from scorer.checks.catalog import PATTERN_IDS
+from scorer.checks.static import analyze_source
+from scorer.tasks.suites import LibraryPolicy
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 
@@ -194,7 +194,7 @@ INTEGRITY = {
         "import sys\nfor m in list(sys.modules.values()):\n    pass\n",
         "x = open('/proc/self/maps').read()\n",
         "import os\nos.write(1, b'hi')\n",
-        "import scorer.timing\n",
+        "import scorer.gpu.timing\n",
         "from scorer import worker\n",
         "def f(fr):\n    return fr.f_back.f_globals\n",
         "exec('import torch')\n",

@@ -8,7 +8,7 @@ import pytest
 
 from harnesses.external import ExternalCLIHarness
 from kernelarena.errors import ConfigError
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.harness.helpers import assert_complete_transcript, trial
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from harnesses.base import HARNESSES, Harness, HarnessResult, TrialContext
 from harnesses.trial import TrialBroken, run_trial
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.fakeproviders.openai_server import FakeOpenAIServer
 from tests.fakeproviders.script import Reply
 from tests.harness.helpers import assert_complete_transcript, craft_transcript, events, spec, trial

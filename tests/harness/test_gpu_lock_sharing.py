@@ -7,7 +7,7 @@ import sys
 
 from harnesses.trial import GPU_LOCK_TARGET, _sandbox_config
 from sandbox.config import SandboxConfig
-from scorer.gpu_lock import LOCK_DIR_ENV, lock_path
+from scorer.gpu.lock import LOCK_DIR_ENV, lock_path
 
 
 def test_gpu_scoring_sandbox_mounts_the_shared_lock_dir(tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.fakeproviders.openai_server import FakeOpenAIServer
 from tests.fakeproviders.script import Reply
 from tests.harness.helpers import assert_complete_transcript, tool_calls, trial

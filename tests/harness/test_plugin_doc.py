@@ -7,7 +7,7 @@ import types
 from pathlib import Path
 
 from harnesses.base import HARNESSES, Harness
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.harness.helpers import assert_complete_transcript, craft_transcript, trial
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PLUGIN_HARNESS.md"

@@ -11,7 +11,7 @@ from harnesses.minimal import MinimalHarness
 from harnesses.prompts import PROMPTS_DIR, load_prompt
 from harnesses.trial import render_prompt
 from kernelarena.errors import ConfigError
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 
 
 def test_template_record_names_file_version_and_hash() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.fakeproviders import FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer
 from tests.fakeproviders.script import Reply
 from tests.harness.helpers import assert_complete_transcript, tool_calls, trial

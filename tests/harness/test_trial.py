@@ -9,7 +9,7 @@ import pytest
 
 from harnesses.trial import TrialOutcome, run_trial
 from scorer.errors import ScorerUserError
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 from tests.harness.helpers import (
     assert_complete_transcript,
     craft_transcript,

@@ -114,7 +114,7 @@ async def check_scorer_importable(sb: Sandbox) -> None:
     r = await sb.exec(
         ["python3", "-c",
          "import torch, triton, numpy\n"
-         "from scorer.suites import load_suite\n"
+         "from scorer.tasks.suites import load_suite\n"
          "print(torch.__version__, sorted(load_suite('demo').tasks))"],
         timeout=120, env={"TRITON_INTERPRET": "1"})
     assert r.ok, r.stderr[-2000:]

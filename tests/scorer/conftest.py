@@ -12,7 +12,7 @@ import pytest
 
 from scorer import ScoreOptions, score_kernel
 from scorer.score import Score
-from scorer.suites import Suite, load_suite
+from scorer.tasks.suites import Suite, load_suite
 
 KERNELS = Path(__file__).parent / "kernels"
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def hack_patterns(score: Score) -> set[str]:
 def timing_elsewhere(gpu_key: str, for_s: float) -> Iterator[float]:
     """Another scorer holds the GPU lock exclusively (as its timing does) from now for `for_s`
     seconds; yields the monotonic time it lets go. Joined on exit."""
-    from scorer.gpu_lock import hold_gpu
+    from scorer.gpu.lock import hold_gpu
 
     held, release = threading.Event(), threading.Event()
 

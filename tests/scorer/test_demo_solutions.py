@@ -7,7 +7,7 @@ import math
 import pytest
 
 from scorer.score import SCORE_VERSION
-from scorer.suites import Suite
+from scorer.tasks.suites import Suite
 from tests.scorer.conftest import score_file
 
 

@@ -3,8 +3,8 @@ at run time where it does run, so a CPU score never credits it."""
 
 from __future__ import annotations
 
-from scorer.static_checks import analyze_source
-from scorer.suites import Suite
+from scorer.checks.static import analyze_source
+from scorer.tasks.suites import Suite
 from tests.scorer.conftest import KERNELS, hack_patterns, score_file
 
 

@@ -1,12 +1,12 @@
 """CUDA IPC descriptors from the kernel's process are validated before anything opens them
-(scorer/device_share.py); the opening itself is tested on a GPU (tests/scorer/test_gpu.py)."""
+(scorer/workers/device_share.py); the opening itself is tested on a GPU (tests/scorer/test_gpu.py)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from scorer.device_share import ShareError, open_shared
+from scorer.workers.device_share import ShareError, open_shared
 
 CUDA0 = torch.device("cuda", 0)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.suites import Suite
+from scorer.tasks.suites import Suite
 from tests.scorer.conftest import KERNELS, hack_patterns, score_file
 
 
@@ -49,7 +49,7 @@ def test_no_custom_kernel_is_ghost(demo: Suite) -> None:
 
 def _full_size_suite(tmp_path, with_full_alt: bool) -> Suite:
     """A one-task suite whose full shape is small enough for the CPU, so full-size rules apply."""
-    from scorer.suites import load_suite
+    from scorer.tasks.suites import load_suite
 
     root = tmp_path / ("with" if with_full_alt else "without")
     root.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from scorer.suites import Suite
+from scorer.tasks.suites import Suite
 from tests.scorer.conftest import KERNELS, score_file
 
 

@@ -1,4 +1,4 @@
-"""Workers forked from the judge process's fork server (scorer/forkserver.py): set up as a worker
+"""Workers forked from the judge process's fork server (scorer/workers/forkserver.py): set up as a worker
 started with exec would be, their exit status reported through the server, and exec again where
 the server is off or gone (a kernel can kill it: it runs under the same uid). CPU, real processes."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer import forkserver
-from scorer.workerproc import WorkerDirs, WorkerProcess, child_environment
+from scorer.workers import forkserver
+from scorer.workers.process import WorkerDirs, WorkerProcess, child_environment
 
 
 def _worker(base: Path, name: str, role: str = "kernel") -> WorkerProcess:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from scorer import ScoreOptions, score_kernel
-from scorer.suites import Suite
+from scorer.tasks.suites import Suite
 
 pytestmark = pytest.mark.gpu
 
@@ -30,8 +30,8 @@ def test_demo_swish_on_cuda(demo: Suite) -> None:
 def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monkeypatch) -> None:
     """The server imports torch and triton but never starts the CUDA driver: its children make
     their own context (the warm-up), and a whole scoring through them passes on the GPU."""
-    from scorer import forkserver
-    from scorer.workerproc import WorkerDirs, WorkerProcess
+    from scorer.workers import forkserver
+    from scorer.workers.process import WorkerDirs, WorkerProcess
 
     monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
     worker = WorkerProcess("kernel", WorkerDirs.create(tmp_path, "kernel"), warm_device="cuda")
@@ -52,7 +52,7 @@ def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monke
 
 
 def test_cuda_event_timer_and_kept_outputs() -> None:
-    from scorer.timing import TimingPlan, capture_clock, time_forward
+    from scorer.gpu.timing import TimingPlan, capture_clock, time_forward
 
     dev = torch.device("cuda")
     sets = [[torch.randn(1024, 1024, device=dev)] for _ in range(3)]
@@ -64,8 +64,8 @@ def test_cuda_event_timer_and_kept_outputs() -> None:
 
 
 def test_drain_time_shows_work_left_on_a_side_stream() -> None:
-    from scorer.dynamic_checks import timing_findings
-    from scorer.timing import TimingPlan, capture_clock, time_forward
+    from scorer.checks.dynamic import timing_findings
+    from scorer.gpu.timing import TimingPlan, capture_clock, time_forward
 
     dev = torch.device("cuda")
     side = torch.cuda.Stream()
@@ -98,7 +98,7 @@ def test_drain_time_shows_work_left_on_a_side_stream() -> None:
 
 
 def test_hold_fills_every_sm() -> None:
-    from scorer.device_gate import _hold_kernel, make_gate
+    from scorer.gpu.gate import _hold_kernel, make_gate
 
     gate = make_gate(torch.device("cuda"), _hold_kernel)
     assert gate is not None
@@ -112,7 +112,7 @@ def test_side_stream_work_cannot_run_during_the_hold() -> None:
     spin on the caller's stream and escapes the events (the control); the hold keeps it inside."""
     import dataclasses
 
-    from scorer.timing import TimingPlan, capture_clock, time_forward
+    from scorer.gpu.timing import TimingPlan, capture_clock, time_forward
 
     dev = torch.device("cuda")
     side = torch.cuda.Stream()
@@ -140,7 +140,7 @@ def test_side_stream_work_cannot_run_during_the_hold() -> None:
 
 
 def test_poison_leaves_nan_in_fresh_allocations() -> None:
-    from scorer.poison import poison_memory
+    from scorer.checks.poison import poison_memory
 
     dev = torch.device("cuda")
     poison_memory(dev, [((256, 256), torch.float32)])
@@ -149,7 +149,7 @@ def test_poison_leaves_nan_in_fresh_allocations() -> None:
 
 
 def test_profiler_sees_device_kernels() -> None:
-    from scorer.census import profile_device_kernels
+    from scorer.checks.census import profile_device_kernels
 
     x = torch.randn(512, 512, device="cuda")
     out, names = profile_device_kernels(lambda: torch.sigmoid(x))
@@ -158,7 +158,7 @@ def test_profiler_sees_device_kernels() -> None:
 
 _PRODUCER = """
 import json, sys, torch
-from scorer.device_share import share
+from scorer.workers.device_share import share
 x = torch.arange(4 * 1024, dtype=torch.float32, device="cuda").reshape(64, 64)[:, 3:40]
 print(json.dumps(share([x, torch.full((5,), 7, dtype=torch.int64, device="cuda")])), flush=True)
 sys.stdin.readline()
@@ -174,7 +174,7 @@ def test_shared_outputs_open_in_another_process() -> None:
     import sys
     from pathlib import Path
 
-    from scorer.device_share import ShareError, open_shared
+    from scorer.workers.device_share import ShareError, open_shared
 
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-c", _PRODUCER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -200,8 +200,8 @@ def test_judge_bound_holds_honest_solutions() -> None:
     where a call is device-bound (half a millisecond and more) the bound sees the work: at least
     half the event median. Small kernels' batches are host-bound and their bound may read 0, which
     only makes the check permissive (docs/SCORER.md, the judge's clock)."""
-    from scorer.session import ScoringSession
-    from scorer.suites import load_suite
+    from scorer.judge.session import ScoringSession
+    from scorer.tasks.suites import load_suite
 
     cases = [("demo", "swish", False), ("demo", "softmax", False),
              ("kernelbench", "level1_1_square_matmul", True), ("kernelbench", "level3_9_rmsnorm_attention_block", True)]
@@ -219,7 +219,7 @@ def test_session_on_cuda_starts_its_next_workers_warm_and_does_not_wait_for_them
     """On a GPU a session starts the workers of its next scorings once a scoring's own are up
     (not beside them), they make their CUDA context and the hold while they wait, and no scoring
     waits for them before timing (their device work queues for the GPU lock)."""
-    from scorer.session import ScoringSession
+    from scorer.judge.session import ScoringSession
 
     with ScoringSession(ScoreOptions(device="cuda")) as session:
         first = session.score(demo, "swish", demo.tasks["swish"].solution, device="cuda")
@@ -244,7 +244,7 @@ def test_session_on_cuda_starts_its_next_workers_warm_and_does_not_wait_for_them
 
 
 def test_a_real_triton_compile_lets_a_waiting_timer_in(tmp_path, monkeypatch) -> None:
-    """scorer.compile_gap on a real compile: a timer queued behind a worker's shared side gets the
+    """scorer.gpu.compile_gap on a real compile: a timer queued behind a worker's shared side gets the
     GPU while Triton compiles a kernel the worker is about to run, and the kernel then runs with
     the shared side taken again."""
     import threading
@@ -253,8 +253,8 @@ def test_a_real_triton_compile_lets_a_waiting_timer_in(tmp_path, monkeypatch) ->
     import triton
     import triton.language as tl
 
-    from scorer.compile_gap import shared_gpu_work
-    from scorer.gpu_lock import LOCK_DIR_ENV, hold_gpu
+    from scorer.gpu.compile_gap import shared_gpu_work
+    from scorer.gpu.lock import LOCK_DIR_ENV, hold_gpu
 
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
 

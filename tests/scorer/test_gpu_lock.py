@@ -1,6 +1,6 @@
-"""The GPU lock (scorer/gpu_lock.py): timing excludes everyone, shared holders coexist, a waiting
+"""The GPU lock (scorer/gpu/lock.py): timing excludes everyone, shared holders coexist, a waiting
 timer goes before later shared requests, waits are counted, and a worker lets its shared side go
-while Triton compiles (scorer/compile_gap.py). CPU, real flocks."""
+while Triton compiles (scorer/gpu/compile_gap.py). CPU, real flocks."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.gpu_lock import LOCK_DIR_ENV, GpuLock, hold_gpu, lock_path, waited_s
+from scorer.gpu.lock import LOCK_DIR_ENV, GpuLock, hold_gpu, lock_path, waited_s
 
 from tests.scorer.conftest import fast_options, timing_elsewhere
 
@@ -142,8 +142,8 @@ def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeyp
     """The kernel's worker lets a waiting timer in between two trials: with half a second a call and
     six trials, a timer that comes during the run waits for about one call, and the scoring (its
     comparison taking the lock in the reference worker) still passes."""
-    from scorer.judge import Judge
-    from scorer.reference_service import ReferenceService
+    from scorer.judge.scoring import Judge
+    from scorer.judge.reference import ReferenceService
 
     key = "GPU-trials"
     monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: key)
@@ -217,7 +217,7 @@ def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after()
     here stand in for a compile (the interpreter the CPU tests run under compiles nothing)."""
     from triton import knobs
 
-    from scorer.compile_gap import shared_gpu_work
+    from scorer.gpu.compile_gap import shared_gpu_work
 
     seen: list[str] = []
 
@@ -250,8 +250,8 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
     (no deadlock with the judge's own holds), and the scoring still passes."""
     import uuid
 
-    from scorer.judge import Judge
-    from scorer.reference_service import ReferenceService
+    from scorer.judge.scoring import Judge
+    from scorer.judge.reference import ReferenceService
 
     # The lock dir left at its default (the temp dir), as on a plain `kernelarena score`: workers
     # have a private TMPDIR, and must lock the judge's files all the same.
@@ -282,8 +282,8 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
 def test_the_lock_trace_says_where_the_gpu_time_went(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Holders append to the trace as they let go (threads here, workers in a run), and the
     summary splits the window into exclusive, shared-only and idle time."""
-    from scorer.gpu_lock import TRACE_ENV
-    from scorer.lock_trace import occupancy, read_trace
+    from scorer.gpu.lock import TRACE_ENV
+    from scorer.gpu.lock_trace import occupancy, read_trace
 
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv(TRACE_ENV, str(trace))

@@ -1,14 +1,14 @@
-"""The judge's own clock bound (scorer/judge_clock.py), the batch's verification (reference_role.
-batch_findings) and the memory fit (scorer/memory.py), on CPU tensors."""
+"""The judge's own clock bound (scorer/judge/clock.py), the batch's verification (reference_role.
+batch_findings) and the memory fit (scorer/workers/memory.py), on CPU tensors."""
 
 from __future__ import annotations
 
 import torch
 
-from scorer.compare import Rule
-from scorer.judge_clock import BatchClock, clock_findings, reported_ms
-from scorer.memory import choose_seeds, needed_bytes
-from scorer.reference_role import BatchState, batch_findings
+from scorer.judge.compare import Rule
+from scorer.judge.clock import BatchClock, clock_findings, reported_ms
+from scorer.workers.memory import choose_seeds, needed_bytes
+from scorer.workers.reference_role import BatchState, batch_findings
 
 RULE = Rule(1e-3, 1e-3, False)
 
@@ -81,7 +81,7 @@ def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
     calls its own timer measured is rejected by the judge's bound, with both figures."""
     from pathlib import Path
 
-    from scorer.session import ScoringSession
+    from scorer.judge.session import ScoringSession
     from scorer import ScoreOptions
 
     kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"

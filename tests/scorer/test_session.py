@@ -1,4 +1,4 @@
-"""Scoring sessions (scorer/session.py): one prepared reference serves every kernel of a task, and
+"""Scoring sessions (scorer/judge/session.py): one prepared reference serves every kernel of a task, and
 each kernel still runs in a fresh process of its own (CPU, real workers)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from scorer import ScoreOptions
-from scorer.session import ScoringSession
-from scorer.suites import Suite
+from scorer.judge.session import ScoringSession
+from scorer.tasks.suites import Suite
 
 OPTIONS = ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)
 
@@ -54,8 +54,8 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
     shared side itself, so it waits while another scorer times, and goes on once that ends."""
     import time
 
-    from scorer.gpu_lock import LOCK_DIR_ENV
-    from scorer.workerproc import WorkerDirs, WorkerProcess
+    from scorer.gpu.lock import LOCK_DIR_ENV
+    from scorer.workers.process import WorkerDirs, WorkerProcess
 
     from tests.scorer.conftest import timing_elsewhere
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from scorer import protocol
+from scorer.workers import protocol
 from scorer.aggregate import KernelResult, summarize
-from scorer.compare import Rule, compare_outputs, first_difference
+from scorer.judge.compare import Rule, compare_outputs, first_difference
 from scorer.score import Score, TimingResult
-from scorer.timing import TimingPlan, capture_clock, median_and_spread, time_forward
+from scorer.gpu.timing import TimingPlan, capture_clock, median_and_spread, time_forward
 
 ALLCLOSE = Rule(1e-3, 1e-3, False)
 EXACT = Rule(0, 0, True)
@@ -218,9 +218,9 @@ def test_timed_reps_draw_fresh_inputs_after_dropping_the_last() -> None:
 
 
 def test_hold_record_reports_a_hold_that_left_programs_out() -> None:
-    """The hold's bookkeeping (scorer.device_gate) on CPU tensors, with a stand-in for Triton's
+    """The hold's bookkeeping (scorer.gpu.gate) on CPU tensors, with a stand-in for Triton's
     launch that runs all programs, or all but the last, writing the SM each ran on."""
-    from scorer.device_gate import DeviceGate
+    from scorer.gpu.gate import DeviceGate
 
     class Launch:
         def __init__(self) -> None:
@@ -259,7 +259,7 @@ def test_rep_clock_orders_the_cuda_events_around_the_call() -> None:
     stream, and `drained` follows the device-wide synchronize."""
     import dataclasses
 
-    from scorer.timing import _RepClock, capture_clock
+    from scorer.gpu.timing import _RepClock, capture_clock
 
     log: list[str] = []
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from scorer.suites import Suite, Task, load_suite
+from scorer.tasks.suites import Suite, Task, load_suite
 
 SUITE = load_suite("fp4-quant")
 TASK_IDS = sorted(SUITE.tasks)

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import torch
 
-from scorer.suites import load_suite
+from scorer.tasks.suites import load_suite
 
 SUITE = load_suite("kernelbench")
 F32 = 4

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from scorer.errors import ScorerUserError
-from scorer.suites import Suite, folder_level, load_suite, plain_suite_name
+from scorer.tasks.suites import Suite, folder_level, load_suite, plain_suite_name
 from tests.scorer.conftest import score_file
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ import os
 import pytest
 import torch
 
-from scorer.static_checks import analyze_source
-from scorer.suite_lint import build_model, load_task_module, make_inputs, outputs_close, run_model
-from scorer.suites import Task, load_suite
+from scorer.checks.static import analyze_source
+from scorer.tasks.lint import build_model, load_task_module, make_inputs, outputs_close, run_model
+from scorer.tasks.suites import Task, load_suite
 
 SUITE = load_suite("kernelbench")
 L12_IDS = sorted(t for t in SUITE.tasks if t.startswith(("level1_", "level2_")))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from scorer.suites import Task, load_suite
+from scorer.tasks.suites import Task, load_suite
 
 SUITE = load_suite("kernelbench")
 TASK_IDS = sorted(t for t in SUITE.tasks if t.startswith(("level3_", "level4_")))

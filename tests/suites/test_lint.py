@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from scorer.errors import ScorerUserError
-from scorer.suite_lint import LintIssue, lint_suite
-from scorer.suites import load_suite
+from scorer.tasks.lint import LintIssue, lint_suite
+from scorer.tasks.suites import load_suite
 
 TASK_TEMPLATE = '''
 import torch

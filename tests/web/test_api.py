@@ -11,8 +11,8 @@ import pytest
 from harnesses.transcript import Transcript
 from orchestrator.web.catalog import roofline_share
 from orchestrator.web.transcripts import TranscriptPager
-from scorer.dynamic_checks import device_peaks
-from scorer.suites import load_suite
+from scorer.checks.dynamic import device_peaks
+from scorer.tasks.suites import load_suite
 from tests.orchestrator.sweep_helpers import cli
 from tests.web.browser import missing_prerequisite
 from tests.web.factory import planned_sweep

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ScorerBroken
-from scorer.judge import Judge, _deny_same_user_access, kernel_worker, resolve_device
+from scorer.judge.scoring import Judge, _deny_same_user_access, kernel_worker, resolve_device
 from scorer.options import ScoreOptions
-from scorer.reference_service import ReferenceService
+from scorer.judge.reference import ReferenceService
 from scorer.score import Score
-from scorer.suites import Suite
-from scorer.workerproc import WorkerDirs, WorkerProcess
+from scorer.tasks.suites import Suite
+from scorer.workers.process import WorkerDirs, WorkerProcess
 
 
 # A pooled worker that kept its scoring waiting this long was not ready; the pool grows to at most this.

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 # A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
-# monotonic clock): where a concurrent run's GPU time went (scorer/lock_trace.py).
+# monotonic clock): where a concurrent run's GPU time went (scorer/gpu/lock_trace.py).
 TRACE_ENV = "KERNELARENA_GPU_LOCK_TRACE"
 _WAITED = threading.local()
 
@@ -48,7 +48,7 @@ def device_lock_key(device: Any) -> str | None:
 
 
 def lock_dir() -> Path:
-    """Where this process's locks live. Workers get the judge's as LOCK_DIR_ENV (scorer.workerproc):
+    """Where this process's locks live. Workers get the judge's as LOCK_DIR_ENV (scorer.workers.process):
     their own temp dir is private, and a lock taken there excluded nobody."""
     return Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
 
@@ -63,7 +63,7 @@ def lock_path(gpu_key: str) -> Path:
 class GpuLock:
     """One holder's handle on a GPU's lock (its own open files, so threads and processes each get
     their own). `acquire` and `release` are idempotent: a holder may let go while it does host work
-    (scorer.compile_gap) and take the lock again before its next GPU work. Holders never nest: one
+    (scorer.gpu.compile_gap) and take the lock again before its next GPU work. Holders never nest: one
     that holds the lock and asks for it again (here or through a worker it waits for) would wait
     behind a timer that waits for it."""
 

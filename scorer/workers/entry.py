@@ -1,4 +1,4 @@
-"""Entry point of a scorer child process: `python -m scorer.worker --role reference|kernel`.
+"""Entry point of a scorer child process: `python -m scorer.workers.entry --role reference|kernel`.
 
 The judge talks to it over two dedicated pipe fds (`--in-fd`, `--out-fd`); fds 1 and 2 are a log
 file the judge keeps the tail of, so nothing a kernel prints can corrupt the channel. The worker
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # The clock is captured before anything else is imported or loaded, so later patches by a
 # kernel cannot reach the callables the timer uses.
-from scorer.timing import capture_clock
+from scorer.gpu.timing import capture_clock
 
 _CLOCK = capture_clock()
 
@@ -20,13 +20,13 @@ import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
-from scorer.protocol import Spool, recv_frame, send_frame  # noqa: E402
+from scorer.workers.protocol import Spool, recv_frame, send_frame  # noqa: E402
 
 Handler = Callable[[dict[str, Any], Any], tuple[dict[str, Any], Any]]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m scorer.worker")
+    parser = argparse.ArgumentParser(prog="python -m scorer.workers.entry")
     parser.add_argument("--role", choices=("reference", "kernel"), required=True)
     parser.add_argument("--in-fd", type=int, required=True)
     parser.add_argument("--out-fd", type=int, required=True)
@@ -37,13 +37,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def _role_handlers(role: str) -> dict[str, Handler]:
     if role == "reference":
-        from scorer.reference_role import ReferenceRole
+        from scorer.workers.reference_role import ReferenceRole
 
         ref = ReferenceRole(_CLOCK)
         return {"environment": ref.environment, "prepare": ref.prepare, "time": ref.time, "compare": ref.compare, "compare_timed": ref.compare_timed,
                 "batch_setup": ref.batch_setup, "batch": ref.batch, "batch_collect": ref.batch_collect,
                 "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
-    from scorer.kernel_role import KernelRole
+    from scorer.workers.kernel_role import KernelRole
 
     ker = KernelRole(_CLOCK)
     return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
@@ -61,8 +61,8 @@ def warm_device(device: str) -> None:
     try:
         import torch
 
-        from scorer.device_gate import locked_gate
-        from scorer.gpu_lock import device_lock_key
+        from scorer.gpu.gate import locked_gate
+        from scorer.gpu.lock import device_lock_key
 
         if not torch.cuda.is_available():
             return

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from scorer.catalog import Finding
+from scorer.checks.catalog import Finding
 
 _GETFRAME = sys._getframe
 _MAX_EVENTS = 64
@@ -82,7 +82,7 @@ _DIRECT_ONLY = frozenset({"exec", "compile", "marshal.loads", "object.__setattr_
 # Frame walking is counted through these wrappers only (logging/collections also call _getframe).
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._current_frames"})
 _FRAME_WRAPPERS = ("inspect.py", "traceback.py")
-_SCORER_ROOT = str(Path(__file__).resolve().parent.parent)
+_SCORER_ROOT = str(Path(__file__).resolve().parents[2])
 # Frames of these files sit between a kernel and the event it caused without hiding it
 # (threading.Thread.start, inspect.stack, subprocess.run are how a kernel reaches the primitive).
 # The directory of `os.py` is the standard library itself; in a venv sysconfig's "platstdlib"
@@ -303,7 +303,7 @@ def _short(value: Any) -> str:
 def _denied_dirs(kernel_path: Path) -> tuple[str, ...]:
     """The scorer package, the suites (reference code) and the judge's private folder around the
     kernel's own (the reference worker's files and logs live there)."""
-    scorer_pkg = Path(__file__).resolve().parent
+    scorer_pkg = Path(__file__).resolve().parents[1]
     dirs = [scorer_pkg, Path(_SCORER_ROOT) / "suites", Path(_SCORER_ROOT) / "tests",
             kernel_path.resolve().parent.parent]
     extra = os.environ.get("KERNELARENA_SUITES_PATH", "")

@@ -20,19 +20,21 @@ from typing import Any, Callable, Iterable, Sequence
 
 import torch
 
-from scorer import dynamic_checks, native_audit
-from scorer.catalog import Finding
-from scorer.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
-from scorer import batch as batch_mod
-from scorer.device_gate import locked_gate
-from scorer.device_share import share
-from scorer.gpu_lock import waited_s
-from scorer.guard import RuntimeGuard
-from scorer.poison import poison_memory
-from scorer.suites import LibraryPolicy
-from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs
-from scorer.timing import Clock, TimingPlan, time_forward
+from scorer.checks import dynamic as dynamic_checks
+
+from scorer.checks import native_audit
+from scorer.checks.catalog import Finding
+from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
+from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
+from scorer.judge import batch as batch_mod
+from scorer.gpu.gate import locked_gate
+from scorer.workers.device_share import share
+from scorer.gpu.lock import waited_s
+from scorer.checks.guard import RuntimeGuard
+from scorer.checks.poison import poison_memory
+from scorer.tasks.suites import LibraryPolicy
+from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
+from scorer.gpu.timing import Clock, TimingPlan, time_forward
 
 _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
@@ -182,7 +184,7 @@ class KernelRole:
             # from a cache folder the kernel can write to.
             locked_gate(self.device, self.clock.hold_kernel)
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
-        # judge reads back from outside this process once the kernel has run (scorer/native_audit.py).
+        # judge reads back from outside this process once the kernel has run (scorer/checks/native_audit.py).
         self.fingerprint = native_audit.timer_fingerprint()
         return {"ok": True, "timers": self.fingerprint}, None
 
@@ -406,7 +408,7 @@ class KernelRole:
                       "findings": _findings(findings), **ship_header}
         return header_out, payload
 
-    # --- the judge-clocked batch (scorer/batch.py) -----------------------------------------
+    # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
     def batch_setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         self._release()
         self.slabs = batch_mod.make_slabs(int(header["calls"]), _specs(header["output_specs"]), self.device)

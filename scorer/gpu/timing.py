@@ -3,7 +3,7 @@
 The clock primitives are captured by `capture_clock()` before any kernel is imported and only
 those captured callables are used afterwards, so a kernel that patches `torch.cuda.Event`,
 `synchronize` or `time.perf_counter` later does not change what we measure (the guard reports
-the patch). Per repetition: flush L2, hold every SM of the GPU (scorer.device_gate: the host
+the patch). Per repetition: flush L2, hold every SM of the GPU (scorer.gpu.gate: the host
 enqueues forward meanwhile, so its launch overhead stays out of the events), start event, forward,
 end event on the caller's stream, device-wide synchronize, then a "drained" event. The time is
 start to end, without the host's launch or wake-up latency (on the H200 VM those moved 0.07-0.2 ms
@@ -49,7 +49,7 @@ class Clock:
 
 
 def capture_clock() -> Clock:
-    from scorer.device_gate import _hold_kernel
+    from scorer.gpu.gate import _hold_kernel
 
     event_cls = torch.cuda.Event
     return Clock(
@@ -227,10 +227,10 @@ class _RepClock:
 
 
 class _Hold:
-    """The GPU-wide hold (scorer.device_gate), or a spin on the caller's stream where it cannot run."""
+    """The GPU-wide hold (scorer.gpu.gate), or a spin on the caller's stream where it cannot run."""
 
     def __init__(self, device: torch.device, clock: Clock) -> None:
-        from scorer.device_gate import make_gate
+        from scorer.gpu.gate import make_gate
 
         self.gate = make_gate(device, clock.hold_kernel)
         self.spin = clock.gpu_spin

@@ -23,10 +23,10 @@ from typing import Any, Literal
 
 import torch
 
-from scorer import taskload
+from scorer.tasks import load as taskload
 from scorer.errors import ScorerUserError
-from scorer.taskload import make_inputs
-from scorer.suites import Suite, Task, Tolerance
+from scorer.tasks.load import make_inputs
+from scorer.tasks.suites import Suite, Task, Tolerance
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The judge's handle on one task's reference worker: what it was asked to prepare, with which
 secret seeds, and what the baseline measured. Prepared once, it serves every kernel of the task
-that a scoring session scores (scorer/session.py); one kernel's scoring makes and closes its own.
+that a scoring session scores (scorer/judge/session.py); one kernel's scoring makes and closes its own.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorer.batch import MIN_CALLS, batch_calls
+from scorer.judge.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken
-from scorer.gpu_lock import hold_gpu
-from scorer.judge_clock import BatchClock, median_round_trip_ms
+from scorer.gpu.lock import hold_gpu
+from scorer.judge.clock import BatchClock, median_round_trip_ms
 from scorer.options import ScoreOptions
-from scorer.protocol import Frame
-from scorer.suites import Suite, Task
-from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
+from scorer.workers.protocol import Frame
+from scorer.tasks.suites import Suite, Task
+from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
 _ROUND_TRIP_PINGS = 9
 # Calibration runs of drawing inputs and copying outputs; the fastest counts.

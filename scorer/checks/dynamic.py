@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import torch
 
-from scorer.catalog import Finding
-from scorer.poison import PERTURB_BYTES
+from scorer.checks.catalog import Finding
+from scorer.checks.poison import PERTURB_BYTES
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
@@ -456,7 +456,7 @@ def _is_operator(func: Any) -> bool:
 
 def _library_compute_name(func: Any, policy: Any) -> str | None:
     """The dotted name of a denied op (static rules and suite policy), or None for glue."""
-    from scorer import static_checks
+    from scorer.checks import static as static_checks
 
     name = getattr(func, "__name__", None)
     if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:

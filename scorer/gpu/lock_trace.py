@@ -1,4 +1,4 @@
-"""Where a concurrent run's GPU time went, from the GPU lock's trace (scorer.gpu_lock.TRACE_ENV).
+"""Where a concurrent run's GPU time went, from the GPU lock's trace (scorer.gpu.lock.TRACE_ENV).
 
 Timing is exclusive, so a run of many scorings on one GPU takes at least the sum of its exclusive
 sections. What it takes beyond that is time with only shared holders (correctness, comparisons,

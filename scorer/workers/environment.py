@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from scorer.gpu_lock import device_lock_key
+from scorer.gpu.lock import device_lock_key
 
 # Bumped whenever what a score measures changes, so scores of different versions are not ranked
 # together unnoticed. 0.2.0: GPU timings hold the GPU before the start event and end on the

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from scorer.errors import ScorerUserError
 
-BUILTIN_SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
+BUILTIN_SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from scorer.gpu_lock import GpuLock
+from scorer.gpu.lock import GpuLock
 
 
 def _runtime_knobs() -> Any:

@@ -17,18 +17,18 @@ from typing import Any, Callable
 
 import torch
 
-from scorer import batch as batch_mod
-from scorer.catalog import Finding
-from scorer.compare import Rule, compare_outputs
-from scorer.device_gate import make_gate
-from scorer.device_share import ShareError, open_shared
-from scorer.environment import collect_environment
-from scorer.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
-from scorer.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.gpu_lock import waited_s
-from scorer.memory import seeds_that_fit, tensor_bytes
-from scorer.taskload import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
-from scorer.timing import Clock, TimingPlan, time_forward
+from scorer.judge import batch as batch_mod
+from scorer.checks.catalog import Finding
+from scorer.judge.compare import Rule, compare_outputs
+from scorer.gpu.gate import make_gate
+from scorer.workers.device_share import ShareError, open_shared
+from scorer.workers.environment import collect_environment
+from scorer.judge.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
+from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
+from scorer.gpu.lock import waited_s
+from scorer.workers.memory import seeds_that_fit, tensor_bytes
+from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
+from scorer.gpu.timing import Clock, TimingPlan, time_forward
 
 FP64_SEEDS = 1
 _SAMPLE_POSITIONS = 4096

@@ -5,11 +5,11 @@ each judge process keeps one fork server: a child that imports everything once a
 anything of a task or a kernel, and forks a fresh process per worker on request. Each kernel still
 gets a process of its own that no other kernel ever used; what it inherits is the state of a
 process that only imported modules. The clock the timer uses is captured in the server before
-anything else is imported (scorer.worker), as in a worker started with exec.
+anything else is imported (scorer.workers.entry), as in a worker started with exec.
 
 The server is not dumpable (a kernel running under the same uid cannot attach to it and reach the
 workers forked after it); each worker becomes dumpable again and names the judge as its tracer,
-so the judge's audit of the kernel's process (scorer/native_audit.py) reads it as before. The
+so the judge's audit of the kernel's process (scorer/checks/native_audit.py) reads it as before. The
 server reaps its children and keeps their exit status for the judge, which asks for it by pid
 (`ForkedProcess`, in place of a Popen). Where the server cannot start or answer, workers start
 with exec as before; KERNELARENA_FORKSERVER=0 turns it off.
@@ -196,11 +196,11 @@ def _retire(broken: ForkServer) -> None:
 
 
 def _command() -> list[str]:
-    return [sys.executable, "-m", "scorer.forkserver"]
+    return [sys.executable, "-m", "scorer.workers.forkserver"]
 
 
 def worker_arguments(role: str, in_fd: int, out_fd: int, spool: str, warm_device: str) -> list[str]:
-    """`python -m scorer.worker`'s arguments: the exec'd worker's command line, and a forked one's
+    """`python -m scorer.workers.entry`'s arguments: the exec'd worker's command line, and a forked one's
     `sys.argv` (so both see the same)."""
     return (["--role", role, "--in-fd", str(in_fd), "--out-fd", str(out_fd), "--spool", spool]
             + (["--warm-device", warm_device] if warm_device else []))
@@ -230,8 +230,8 @@ def _prctl(option: int, value: int) -> None:
 
 def _become_worker(request: dict[str, Any], fds: list[int], control: socket.socket) -> int:
     """In the forked child: the worker's loop, once it is set up as one started with exec."""
-    from scorer.protocol import Spool
-    from scorer.worker import serve
+    from scorer.workers.protocol import Spool
+    from scorer.workers.entry import serve
 
     _set_up_child(request, fds, control)
     return serve(str(request["role"]), fds[0], fds[1], Spool(Path(request["spool"])), str(request.get("warm_device", "")))
@@ -239,7 +239,7 @@ def _become_worker(request: dict[str, Any], fds: list[int], control: socket.sock
 
 def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socket) -> None:
     """The session, files, environment, limits and command line a worker started with exec gets
-    (scorer.workerproc)."""
+    (scorer.workers.process)."""
     control.close()
     os.setsid()
     _prctl(_PR_SET_DUMPABLE, 1)
@@ -267,9 +267,9 @@ def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socke
     random.seed()
     if request.get("memory_limit"):
         limit_address_space(int(request["memory_limit"]))
-    import scorer.worker
+    import scorer.workers.entry
 
-    sys.argv = [scorer.worker.__file__] + worker_arguments(str(request["role"]), in_fd, out_fd, str(request["spool"]),
+    sys.argv = [scorer.workers.entry.__file__] + worker_arguments(str(request["role"]), in_fd, out_fd, str(request["spool"]),
                                                            str(request.get("warm_device", "")))
 
 
@@ -350,15 +350,15 @@ def _serve(control: socket.socket) -> int:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m scorer.forkserver")
+    parser = argparse.ArgumentParser(prog="python -m scorer.workers.forkserver")
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.fd)
     _prctl(_PR_SET_DUMPABLE, 0)
-    # Everything a worker imports, once: the clock first (scorer.worker captures it at import).
-    import scorer.worker  # noqa: F401
-    import scorer.kernel_role  # noqa: F401
-    import scorer.reference_role  # noqa: F401
+    # Everything a worker imports, once: the clock first (scorer.workers.entry captures it at import).
+    import scorer.workers.entry  # noqa: F401
+    import scorer.workers.kernel_role  # noqa: F401
+    import scorer.workers.reference_role  # noqa: F401
 
     return _serve(control)
 

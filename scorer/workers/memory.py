@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from scorer.taskload import as_output_list, make_inputs
+from scorer.tasks.load import as_output_list, make_inputs
 
 _USABLE_SHARE = 0.9  # the CUDA context, the allocator's rounding and the kernel's own scratch
 MIN_SEEDS = 2  # the in-place refill trial needs a second input set

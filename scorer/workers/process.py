@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorer import forkserver
-from scorer.gpu_lock import LOCK_DIR_ENV, lock_dir
-from scorer.poison import perturb_environment
-from scorer.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
+from scorer.workers import forkserver
+from scorer.gpu.lock import LOCK_DIR_ENV, lock_dir
+from scorer.checks.poison import perturb_environment
+from scorer.workers.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
 
-SCORER_ROOT = Path(__file__).resolve().parent.parent
+SCORER_ROOT = Path(__file__).resolve().parents[2]
 _SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 _EXIT_GRACE_S = 5.0  # how long a worker that closed its channel may take to exit
 LOG_TAIL_BYTES = 4000
@@ -163,7 +163,7 @@ class WorkerProcess:
 
     def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:
         assert self.spool is not None
-        cmd = [sys.executable, "-m", "scorer.worker"] + forkserver.worker_arguments(
+        cmd = [sys.executable, "-m", "scorer.workers.entry"] + forkserver.worker_arguments(
             self.role, child_in, child_out, str(self.spool.path), self.warm_device)
         with open(self.dirs.log_path, "ab") as log:
             return subprocess.Popen(

@@ -89,11 +89,11 @@ def locked_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     """`make_gate` with the GPU lock's shared side taken by the worker itself: the gate's trial run
     fills every SM, which must not land inside another scorer's timing, and the judge does not hold
     the lock around the CPU-bound work (building the task's models) that comes with it; nor is it
-    held while the hold kernel compiles (scorer.compile_gap)."""
+    held while the hold kernel compiles (scorer.gpu.compile_gap)."""
     if _gate_key(device, hold_kernel) in _GATES:
         return _GATES[_gate_key(device, hold_kernel)]
-    from scorer.compile_gap import shared_gpu_work
-    from scorer.gpu_lock import device_lock_key
+    from scorer.gpu.compile_gap import shared_gpu_work
+    from scorer.gpu.lock import device_lock_key
 
     with shared_gpu_work(device_lock_key(device)):
         return make_gate(device, hold_kernel)

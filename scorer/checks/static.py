@@ -26,8 +26,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from scorer.catalog import Finding, Severity
-from scorer.suites import LibraryPolicy
+from scorer.checks.catalog import Finding, Severity
+from scorer.tasks.suites import LibraryPolicy
 
 # --- what counts as glue and what counts as compute -------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from scorer.catalog import Finding
+from scorer.checks.catalog import Finding
 
 _GLOBAL_FN = re.compile(r"__global__\s+(?:[\w:<>,\s\*&]+?\s+)?(\w+)\s*\(")
 # A Triton kernel written in the source, however it is stored afterwards (decorator or call).

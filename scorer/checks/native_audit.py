@@ -3,7 +3,7 @@
 A kernel can build a C++ extension (``load_inline``) and, from inside it, rewrite the C function
 behind ``time.perf_counter`` or ``torch.cuda.Event.elapsed_time``: overwrite ``ml_meth`` in the
 PyMethodDef, the ``vectorcall`` slot of the function object, the type's ``tp_call``, or the machine
-code itself. Python-level identity checks (``scorer.guard``) then still see the original objects.
+code itself. Python-level identity checks (``scorer.checks.guard``) then still see the original objects.
 This module checks the bytes instead, from outside the kernel's process:
 
 1. ``timer_fingerprint()`` runs in the kernel worker *before* ``kernel.py`` is imported (the last
@@ -38,7 +38,7 @@ import sys
 import sysconfig
 from typing import Any, Iterator
 
-from scorer.catalog import Finding
+from scorer.checks.catalog import Finding
 
 _CODE_BYTES = 32  # entry bytes of each function: a detour (jmp/mov+jmp) is written at the entry
 _PTR = 8

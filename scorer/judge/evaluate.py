@@ -10,10 +10,10 @@ from typing import Any, Callable
 
 import torch
 
-from scorer import dynamic_checks
-from scorer.catalog import Finding
-from scorer.compile_gap import no_pause
-from scorer.compare import Comparison, Rule, compare_outputs, first_difference
+from scorer.checks import dynamic as dynamic_checks
+from scorer.checks.catalog import Finding
+from scorer.gpu.compile_gap import no_pause
+from scorer.judge.compare import Comparison, Rule, compare_outputs, first_difference
 from scorer.score import CorrectnessResult
 
 

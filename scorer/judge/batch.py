@@ -1,4 +1,4 @@
-"""Back-to-back calls on fresh inputs, timed by the judge's clock (scorer/judge_clock.py).
+"""Back-to-back calls on fresh inputs, timed by the judge's clock (scorer/judge/clock.py).
 
 Each call draws its inputs from its own seed on the device and copies its outputs into row i of a
 slab allocated beforehand, so every output of the batch exists at its end. The judge stops its clock
@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from scorer.taskload import as_output_list
+from scorer.tasks.load import as_output_list
 
 # Slabs of one batch take at most this share of the device's free memory, and this many bytes.
 SLAB_SHARE = 0.1

@@ -1,8 +1,8 @@
 """The judge: scores one kernel without ever importing it.
 
 Stages, each a small function returning a typed result: source (no_kernel), static checks,
-reference (scorer/reference_service.py: inputs, reference outputs, baseline timing), kernel worker
-(load, correctness trials, timing), the judge's own clock bound (scorer/judge_clock.py), verdict.
+reference (scorer/judge/reference.py: inputs, reference outputs, baseline timing), kernel worker
+(load, correctness trials, timing), the judge's own clock bound (scorer/judge/clock.py), verdict.
 The kernel runs only in its own child process; the reference worker, a trusted process, holds the
 reference outputs and does every comparison; the judge decides, and owns the last word on time.
 """
@@ -24,20 +24,24 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from scorer import dynamic_checks, native_audit, static_checks
-from scorer.catalog import Finding
+from scorer.checks import dynamic as dynamic_checks
+
+from scorer.checks import native_audit
+
+from scorer.checks import static as static_checks
+from scorer.checks.catalog import Finding
 from scorer.errors import ScorerUserError
-from scorer.evaluate import CorrectnessOutcome
-from scorer.batch import batch_calls
-from scorer.gpu_lock import hold_gpu, waited_s
-from scorer.judge_clock import BatchClock, clock_findings
+from scorer.judge.evaluate import CorrectnessOutcome
+from scorer.judge.batch import batch_calls
+from scorer.gpu.lock import hold_gpu, waited_s
+from scorer.judge.clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
-from scorer.protocol import Frame
-from scorer.reference_service import ReferenceService, ReferenceUnfit, TimingFigures
+from scorer.workers.protocol import Frame
+from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
 from scorer.score import CorrectnessResult, Score, TimingResult
-from scorer.suites import Suite, Task
-from scorer.timing import median_and_spread
-from scorer.workerproc import WorkerDirs, WorkerFailure, WorkerProcess
+from scorer.tasks.suites import Suite, Task
+from scorer.gpu.timing import median_and_spread
+from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
@@ -360,7 +364,7 @@ class Judge:
 
     def _native_findings(self) -> list[Finding]:
         """What native code in the kernel's process changed in the clock's callables, and which
-        tampering-capable objects it loaded (scorer/native_audit.py), read from this process."""
+        tampering-capable objects it loaded (scorer/checks/native_audit.py), read from this process."""
         watch = self._native
         if watch is None or not watch.readable:
             return []
@@ -370,7 +374,7 @@ class Judge:
 
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan
-        # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/compile_gap.py).
+        # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/gpu/compile_gap.py).
         header = {"op": "correctness", "output_specs": prepared.output_specs, "seeds": plan.seeds,
                   "alt": [{"seed": a["seed"], "output_specs": specs}
                           for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],

@@ -2,7 +2,7 @@
 
 Every figure the kernel worker reports (event times, the host clock beside them, the hold's record)
 is read inside a process that runs the kernel's native code, so it can be forged. The judge
-therefore times, with its own `time.perf_counter`, a batch of back-to-back calls (scorer/batch.py)
+therefore times, with its own `time.perf_counter`, a batch of back-to-back calls (scorer/judge/batch.py)
 on fresh inputs, whose every output is read at secret positions before the clock stops. From that
 it subtracts its own round trip to a worker and what drawing the inputs and copying the outputs
 cost (both measured on the trusted reference worker), and divides by the number of calls.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from scorer.catalog import Finding
+from scorer.checks.catalog import Finding
 
 # The threshold keeps a margin above the honest bound / reported figures measured. On the H200
 # (docs/GPU_RESULTS.md, session 5) kernels of 0.3 ms and more measured ratios of 0.7-1.9; small

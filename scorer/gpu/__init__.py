@@ -1,0 +1,1 @@
+"""The device: timing, the GPU lock and its trace, the device gate, the compile gap."""

@@ -1,0 +1,1 @@
+"""The judge: one kernel's scoring from start to verdict, the scoring session, the reference service, correctness evaluation and comparison, the judge's own clock."""

@@ -1,0 +1,1 @@
+"""Tasks and suites: manifests, loading task modules, linting a suite."""
