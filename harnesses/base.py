@@ -4,7 +4,8 @@ A harness gets a `TrialContext` (an open sandbox holding the task, a model clien
 transcript, the budget and the rendered prompt), makes the agent write `kernel.py` in the
 sandbox's workspace, and returns a `HarnessResult`. It does not score and does not open or close
 the sandbox: `harnesses.trial.run_trial` does both, so every harness gets the same isolation and
-the same judge. Harnesses register under the entry-point group ``kernelarena.harnesses``.
+the same judge. Harnesses are looked up by name in `harnesses.registry`; outside ones register
+under the entry-point group ``kernelarena.harnesses``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kernelarena.errors import ConfigError
-from kernelarena.registry import Registry
+from kernelarena.errors import ConfigError, first_problem
 
 if TYPE_CHECKING:
     from harnesses.budget import Budget
@@ -91,37 +91,6 @@ class Harness(ABC):
         exit reason, not an exception; only a broken sandbox may raise (SandboxError)."""
 
 
-def _minimal() -> type[Harness]:
-    from harnesses.minimal import MinimalHarness
-
-    return MinimalHarness
-
-
-def _external() -> type[Harness]:
-    from harnesses.external import ExternalCLIHarness
-
-    return ExternalCLIHarness
-
-
-def _claude_code() -> type[Harness]:
-    from harnesses.agent_cli import ClaudeCodeHarness
-
-    return ClaudeCodeHarness
-
-
-def _codex() -> type[Harness]:
-    from harnesses.agent_cli import CodexHarness
-
-    return CodexHarness
-
-
-HARNESSES: Registry[type[Harness]] = Registry("harness", group="kernelarena.harnesses")
-HARNESSES.register("minimal", _minimal)
-HARNESSES.register("external", _external)
-HARNESSES.register("claude-code", _claude_code)
-HARNESSES.register("codex", _codex)
-
-
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 
 
@@ -130,17 +99,7 @@ def parse_options(config_cls: type[ConfigT], harness: str, options: dict[str, An
     try:
         return config_cls(**options)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "options"
+        field, msg = first_problem(exc, whole="options")
         raise ConfigError(
-            f"bad option for harness '{harness}': {field}: {err['msg']}; allowed: {', '.join(config_cls.model_fields)}"
+            f"bad option for harness '{harness}': {field}: {msg}; allowed: {', '.join(config_cls.model_fields)}"
         ) from None
-
-
-def get_harness(name: str, **options: Any) -> Harness:
-    """Instantiate a registered harness; options are its constructor's keyword arguments."""
-    cls = HARNESSES.get(name)
-    try:
-        return cls(**options)
-    except TypeError as exc:  # a plug-in's constructor that does not take these options
-        raise ConfigError(f"harness '{name}' does not take options {sorted(options)} ({exc}); check --harness-option") from None

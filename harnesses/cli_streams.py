@@ -13,8 +13,8 @@ import json
 import threading
 from typing import Any
 
-from harnesses.minimal import truncate
 from harnesses.transcript import Transcript
+from kernelarena.text import truncate
 
 
 class StreamRecorder:

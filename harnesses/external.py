@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harnesses.base import Harness, HarnessResult, TrialContext, parse_options
-from harnesses.minimal import truncate
 from kernelarena.errors import ConfigError
+from kernelarena.text import truncate
 
 TEMPLATE_FIELDS = frozenset({"prompt_file", "prompt", "workdir", "model", "model_name"})
 # Templates for known CLIs, run without the model proxy (network on, key in the sandbox env);

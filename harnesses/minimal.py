@@ -20,6 +20,7 @@ from harnesses.base import Harness, HarnessResult, TrialContext, parse_options
 from harnesses.exits import BudgetExhausted, Finished, LoopExit, ModelFailed, NoToolCalls
 from harnesses.models.base import STOP_END_TURN, ModelError, ModelTurn, ToolCall, ToolSpec
 from kernelarena.logs import get_logger
+from kernelarena.text import truncate
 
 log = get_logger(__name__)
 
@@ -54,16 +55,6 @@ class MinimalConfig(BaseModel):
     """Timeout of one bash command (further capped by the wall-time budget left)."""
     max_output_chars: int = Field(default=20_000, ge=200)
     """Tool output longer than this is cut in the middle and marked, to spare the context."""
-
-
-def truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    # Keep both ends: the start shows what ran, the end shows how it finished (tracebacks).
-    head = limit // 2
-    tail = limit - head
-    cut = len(text) - limit
-    return f"{text[:head]}\n[... {cut} characters truncated ...]\n{text[-tail:]}"
 
 
 class MinimalHarness(Harness):

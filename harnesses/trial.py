@@ -25,13 +25,15 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 import kernelarena
-from harnesses.base import KERNEL_FILE, PROMPT_FILE, REFERENCE_FILE, Harness, HarnessResult, TrialContext, get_harness
+from harnesses.base import KERNEL_FILE, PROMPT_FILE, REFERENCE_FILE, Harness, HarnessResult, TrialContext
 from harnesses.budget import Budget, BudgetConfig
 from harnesses.models import create_model
 from harnesses.models.base import ModelClient, TaskContext
 from harnesses.prompts import PromptTemplate, load_prompt
+from harnesses.registry import get_harness
 from harnesses.transcript import Transcript, secret_env_values
 from kernelarena.errors import UserError
+from kernelarena.files import write_atomic
 from kernelarena.logs import get_logger
 from sandbox.base import Sandbox, SandboxError
 from sandbox.config import Mount, SandboxConfig
@@ -114,7 +116,7 @@ class TrialOutcome(BaseModel):
     kernel_path: Path | None = None
 
 
-def resolve_device(device: str) -> str:
+def resolve_auto_device(device: str) -> str:
     if device != "auto":
         return device
     import torch  # here, not at the top: only "auto" pays for importing torch
@@ -134,17 +136,6 @@ def describe_device(device: str) -> tuple[str, str]:
         "- There is no GPU in this environment: Triton kernels run in the Triton interpreter "
         "(`TRITON_INTERPRET=1` is set), so test with small sizes.",
     )
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def render_prompt(template: PromptTemplate, harness: Harness, suite: Suite, task: Task, device: str, workdir: str) -> str:
@@ -209,7 +200,7 @@ async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | N
     # Everything that can be wrong with the user's input fails here, before a sandbox starts.
     suite = load_suite(spec.suite)
     task = suite.task(spec.task)
-    device = resolve_device(spec.device)
+    device = resolve_auto_device(spec.device)
     harness = get_harness(spec.harness, **spec.harness_options)
     harness.check_model(spec.model)
     template = load_prompt(harness.prompt_template)

@@ -1,27 +1,21 @@
 """The sweep's default TrialRunner: turns a planned trial into a `harnesses.trial.TrialSpec` and
 runs it. The only module of the orchestrator that knows run_trial's signature.
 
-GPU exclusivity: when run_trial accepts a `score_slot` (an async context manager factory
-yielding the device to score on), the device is held only while scoring. Otherwise each trial is
-pinned round-robin to one GPU and the scorer's per-GPU file lock keeps timings apart.
+GPU exclusivity: run_trial's `score_slot` (the limits' async context manager yielding the device
+to score on) holds a device only while scoring; the agent's sandbox is not pinned to one.
 """
 
 from __future__ import annotations
 
-import inspect
-import itertools
 from pathlib import Path
 from typing import Any
 
 from harnesses.trial import TrialSpec, run_trial
-from kernelarena.logs import get_logger
 from orchestrator.limits import Limits
 from orchestrator.planner import PlannedTrial
 from orchestrator.spec import SweepSpec
 from sandbox import SandboxConfig
 from sandbox.docker_client import SWEEP as SWEEP_LABEL
-
-log = get_logger("kernelarena.sweep")
 
 
 def score_options(spec: SweepSpec) -> dict[str, Any]:
@@ -46,12 +40,6 @@ class HarnessRunner:
         self.limits = limits
         self.sandbox = sandbox_config(spec, sweep_label)
         self.score_options = score_options(spec)
-        self._gated = "score_slot" in inspect.signature(run_trial).parameters
-        self._round_robin = itertools.cycle(limits.devices)
-        if not self._gated and any(d.startswith("cuda") for d in limits.devices):
-            log.warning("gpu_gating_unavailable",
-                        detail="run_trial takes no score_slot; trials are pinned to GPUs round-robin "
-                               "and rely on the scorer's per-GPU lock")
 
     def trial_spec(self, trial: PlannedTrial, device: str) -> TrialSpec:
         model = self.spec.model(trial.model)
@@ -73,9 +61,6 @@ class HarnessRunner:
         )
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
-        if self._gated:
-            # The agent is not pinned; the slot says which device scoring holds.
-            device = "cpu" if self.limits.devices == ["cpu"] else "cuda"
-            await run_trial(self.trial_spec(trial, device), out_dir, score_slot=self.limits.scoring_device)  # type: ignore[call-arg]
-            return
-        await run_trial(self.trial_spec(trial, next(self._round_robin)), out_dir)
+        # The agent is not pinned; the slot says which device scoring holds.
+        device = "cpu" if self.limits.devices == ["cpu"] else "cuda"
+        await run_trial(self.trial_spec(trial, device), out_dir, score_slot=self.limits.scoring_device)

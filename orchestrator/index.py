@@ -6,16 +6,13 @@ file + `os.replace`) so a reader never sees half of it.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from kernelarena.errors import UserError
+from kernelarena.files import write_json_atomic
 from orchestrator.ledger import Ledger, TrialRow
 from orchestrator.planner import safe_names
 from orchestrator.spec import SweepSpec
@@ -40,19 +37,6 @@ class Index(BaseModel):
     models: dict[str, ModelEntry]
     """Keyed by model name (the trial ids' model part)."""
     trials: list[TrialRow]
-
-
-def write_json_atomic(path: Path, data: Any, indent: int | None = 1) -> None:
-    """Readers see the old file or the new one, never a torn one. No fsync: a killed process
-    cannot tear a renamed file, and what a power loss might drop is rebuilt from the ledger."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=indent)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def rebuild_index(sweep_dir: Path, spec: SweepSpec, ledger: Ledger) -> None:

@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from harnesses.base import HARNESSES
+from harnesses.registry import HARNESSES
 from harnesses.models import check_credentials, create_model
 from harnesses.models.base import TaskContext
 from kernelarena.errors import ConfigError, UserError
-from orchestrator.index import write_json_atomic
+from kernelarena.files import write_json_atomic
 from orchestrator.planner import ResolvedTask, resolve_tasks
 from orchestrator.spec import SweepSpec, load_spec
 from scorer.tasks.suites import load_suite

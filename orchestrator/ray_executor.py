@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import os
 import socket
 import tempfile
 import time
@@ -44,6 +43,7 @@ from typing import Any
 from harnesses.models.base import ModelError
 from harnesses.trial import TrialSpec, run_trial
 from kernelarena.errors import ConfigError, UserError
+from kernelarena.files import replacing
 from kernelarena.logs import get_logger
 from orchestrator.harness_runner import HarnessRunner
 from orchestrator.limits import CircuitBreaker, Limits
@@ -367,15 +367,9 @@ def _save_tarball(tag: str, path: Path) -> None:
     client = connect()
     try:
         image = client.images.get(tag)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                for chunk in image.save(named=tag):  # under this tag, not the image's first
-                    fh.write(chunk)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with replacing(path, binary=True) as fh:
+            for chunk in image.save(named=tag):  # under this tag, not the image's first
+                fh.write(chunk)
     finally:
         client.close()
     log.info("sandbox_image_saved", tag=tag, tarball=str(path))

@@ -20,10 +20,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from harnesses.base import HARNESSES
+from harnesses.registry import HARNESSES
 from harnesses.transcript import Transcript, read_events
-from harnesses.trial import TrialBroken, TrialSpec, resolve_device, score_in_sandbox, run_trial
+from harnesses.trial import TrialBroken, TrialSpec, resolve_auto_device, score_in_sandbox, run_trial
 from kernelarena.errors import UserError
+from kernelarena.text import truncate
 from orchestrator.trial_files import KERNEL_FILE, TRANSCRIPT_FILE, read_score
 from scorer.tasks.suites import load_suite
 
@@ -48,11 +49,7 @@ def load_events(path: Path) -> list[dict[str, Any]]:
 
 
 def clip(text: str, limit: int) -> str:
-    """Keep the head and the tail: errors are usually at the end of long outputs."""
-    if limit <= 0 or len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    return f"{text[:head]}\n… [{len(text) - limit} chars cut; --full shows all] …\n{text[-(limit - head):]}"
+    return truncate(text, limit, note="; --full shows all")
 
 
 def _args_text(arguments: Any) -> str:
@@ -159,23 +156,24 @@ def _trial_spec(events: list[dict[str, Any]]) -> TrialSpec:
 async def rescore_trial(transcript: Path, events: list[dict[str, Any]]) -> RescoreComparison:
     trial_dir = transcript.parent
     kernel = trial_dir / KERNEL_FILE
-    recorded = read_score(trial_dir) or {}
+    recorded = read_score(trial_dir)
+    recorded_verdict = recorded.verdict if recorded else None
+    recorded_speedup = recorded.speedup if recorded else None
     spec = _trial_spec(events)
     if not kernel.is_file():
-        return RescoreComparison(recorded.get("verdict"), "no_kernel", (recorded.get("timing") or {}).get("speedup"), None)
+        return RescoreComparison(recorded_verdict, "no_kernel", recorded_speedup, None)
     suite = load_suite(spec.suite)
     with tempfile.TemporaryDirectory(prefix="kernelarena-rescore-") as tmp:
         scratch = Transcript(Path(tmp) / TRANSCRIPT_FILE)
         try:
-            score = await score_in_sandbox(spec, suite, suite.task(spec.task), resolve_device(spec.device), kernel, scratch)
+            score = await score_in_sandbox(spec, suite, suite.task(spec.task), resolve_auto_device(spec.device), kernel, scratch)
         finally:
             scratch.close()
-    new = score.to_dict()
     return RescoreComparison(
-        recorded_verdict=recorded.get("verdict"),
-        new_verdict=new.get("verdict"),
-        recorded_speedup=(recorded.get("timing") or {}).get("speedup"),
-        new_speedup=(new.get("timing") or {}).get("speedup"),
+        recorded_verdict=recorded_verdict,
+        new_verdict=score.verdict,
+        recorded_speedup=recorded_speedup,
+        new_speedup=score.speedup,
     )
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harnesses.budget import BudgetConfig
 from harnesses.models.base import ModelOptions
-from kernelarena.errors import ConfigError, UserError
+from kernelarena.errors import ConfigError, UserError, first_problem
 
 KNOWN_PREFIXES = ("openai", "anthropic", "google", "litellm", "scripted", "replay")
 
@@ -222,13 +222,9 @@ def parse_spec(data: dict[str, Any], source: str, base_dir: Path | None = None) 
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field; check the spelling against docs/SWEEPS.md"
-        elif err["type"] == "missing":
-            msg = "required field is missing; add it"
+        where, msg = first_problem(exc)
+        if msg.startswith("unknown field"):
+            msg += " against docs/SWEEPS.md"
         raise ConfigError(f"{source}: {where}: {msg}") from None
     base = (base_dir or Path.cwd()).resolve()
     for selection in spec.suites:

@@ -12,6 +12,7 @@ from typing import Any
 
 from harnesses.transcript import read_events
 from orchestrator.ledger import TrialResult
+from scorer.score import Score
 
 SCORE_FILE = "score.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -20,15 +21,14 @@ KERNEL_FILE = "kernel.py"
 TRIAL_FILES = (TRANSCRIPT_FILE, SCORE_FILE)
 
 
-def read_score(trial_dir: Path) -> dict[str, Any] | None:
-    path = trial_dir / SCORE_FILE
-    if not path.is_file():
-        return None
+def read_score(trial_dir: Path) -> Score | None:
+    """The trial's score.json as a `Score`: the one reader of it for the orchestrator and the web
+    app. None when there is none, or one this scorer cannot read (torn, another schema version)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+        data = json.loads((trial_dir / SCORE_FILE).read_text(encoding="utf-8"))
+        return Score.from_dict(data) if isinstance(data, dict) else None
+    except (OSError, ValueError, TypeError):  # JSONDecodeError is a ValueError
         return None
-    return data if isinstance(data, dict) else None
 
 
 def _usage_from_transcript(path: Path) -> tuple[dict[str, Any], str | None, str | None]:
@@ -64,9 +64,7 @@ def _usage_from_transcript(path: Path) -> tuple[dict[str, Any], str | None, str 
     return summed, exit_reason, last_error
 
 
-def _pattern_ids(findings: Any) -> list[str]:
-    if not isinstance(findings, list):
-        return []
+def _pattern_ids(findings: list[dict[str, str]]) -> list[str]:
     return [str(f.get("pattern")) for f in findings if isinstance(f, dict) and f.get("pattern")]
 
 
@@ -74,16 +72,16 @@ def summarize_trial(trial_dir: Path) -> TrialResult:
     usage, exit_reason, error = _usage_from_transcript(trial_dir / TRANSCRIPT_FILE)
     score = read_score(trial_dir)
     if score is None:
-        return TrialResult(exit_reason=exit_reason, error=error or "no score.json written", **usage)
-    timing = score.get("timing") or {}
-    speedup = timing.get("speedup")
+        missing = "score.json unreadable" if (trial_dir / SCORE_FILE).is_file() else "no score.json written"
+        return TrialResult(exit_reason=exit_reason, error=error or missing, **usage)
+    speedup = score.speedup
     return TrialResult(
-        verdict=score.get("verdict"),
+        verdict=score.verdict,
         speedup=float(speedup) if isinstance(speedup, (int, float)) else None,
         exit_reason=exit_reason,
         error=error if exit_reason == "error" else None,
-        hacks=_pattern_ids(score.get("hacks")),
-        flags=_pattern_ids(score.get("flags")),
+        hacks=_pattern_ids(score.hacks),
+        flags=_pattern_ids(score.flags),
         **usage,
     )
 

@@ -89,7 +89,9 @@ class Score:
         return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False)
 
     def write(self, path: Path) -> None:
-        """Atomic: readers see the old file or the whole new one, never a torn write."""
+        """Atomic: readers see the old file or the whole new one, never a torn write. Its own
+        copy of kernelarena.files' job: the scorer imports nothing but torch, triton and the
+        standard library, and unlike an index a score is fsynced, since nothing rebuilds it."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -24,7 +24,7 @@ from harnesses.models.base import (
     Usage,
 )
 from harnesses.models.credentials import check_key
-from kernelarena.errors import ConfigError
+from kernelarena.errors import ConfigError, first_problem
 from kernelarena.registry import Registry
 
 __all__ = [
@@ -51,10 +51,10 @@ def _factory(module: str) -> Callable[[], ModelFactory]:
     return lambda: importlib.import_module(module).create
 
 
-registry.register("openai", _factory("harnesses.models.openai_client"), "pip install openai")
-registry.register("anthropic", _factory("harnesses.models.anthropic_client"), "pip install anthropic")
-registry.register("google", _factory("harnesses.models.google_client"), "pip install google-genai")
-registry.register("litellm", _factory("harnesses.models.litellm_client"), "pip install litellm")
+registry.register("openai", _factory("harnesses.models.openai_client"), "pip install 'kernelarena[openai]'")
+registry.register("anthropic", _factory("harnesses.models.anthropic_client"), "pip install 'kernelarena[anthropic]'")
+registry.register("google", _factory("harnesses.models.google_client"), "pip install 'kernelarena[google]'")
+registry.register("litellm", _factory("harnesses.models.litellm_client"), "pip install 'kernelarena[litellm]'")
 registry.register("scripted", _factory("harnesses.models.scripted"))
 registry.register("replay", _factory("harnesses.models.replay"))
 
@@ -76,12 +76,9 @@ def _options(model_id: str, options: dict[str, Any]) -> ModelOptions:
     try:
         return ModelOptions(**options)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "options"
+        field, msg = first_problem(exc, whole="options")
         known = ", ".join(ModelOptions.model_fields)
-        raise ConfigError(
-            f"model {model_id}: option {field!r}: {first['msg']}; valid options: {known}"
-        ) from None
+        raise ConfigError(f"model {model_id}: option {field!r}: {msg}; valid options: {known}") from None
 
 
 def create_model(model_id: str, *, task: TaskContext | None = None, **options: Any) -> ModelClient:

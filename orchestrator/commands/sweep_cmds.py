@@ -43,7 +43,7 @@ def sweep(
     if executor is not None and executor not in ("local", "ray"):
         raise UserError(f"unknown --executor '{executor}'; use local or ray")
     plan = prepare_sweep(spec, resume, out, executor=executor, ray_address=ray_address)
-    from orchestrator.session import run_sweep_blocking  # only once the spec is known good
+    from orchestrator.launch import run_sweep_blocking  # only once the spec is known good
 
     plan.sweep_dir.mkdir(parents=True, exist_ok=True)
     # INFO goes to the sweep's JSON log only; the terminal shows progress plus warnings.

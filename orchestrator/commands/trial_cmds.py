@@ -11,11 +11,11 @@ from typing import Any, Optional
 import typer
 from pydantic import ValidationError
 
-from harnesses.base import get_harness
+from harnesses.registry import get_harness
 from harnesses.budget import BudgetConfig
 from harnesses.models import check_credentials
 from harnesses.trial import TrialBroken, TrialOutcome, TrialSpec, run_trial
-from kernelarena.errors import UserError
+from kernelarena.errors import UserError, first_problem
 from kernelarena.logs import configure
 from sandbox.cancel import Interrupted, run_cancellable
 from sandbox.config import SandboxConfig
@@ -54,9 +54,8 @@ def build_spec(
             device=device, sample=sample, score_options=score_options,
         )
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"bad trial setting {where}: {err['msg']}; see `kernelarena run --help`") from None
+        where, msg = first_problem(exc)
+        raise UserError(f"bad trial setting {where}: {msg}; see `kernelarena run --help`") from None
 
 
 def _summary(outcome: TrialOutcome) -> str:

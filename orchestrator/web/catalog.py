@@ -29,6 +29,7 @@ from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
 from scorer.checks.dynamic import roofline_floor_ms
 from scorer.errors import ScorerUserError
+from scorer.score import TimingResult
 from scorer.tasks.suites import Task, load_suite
 
 
@@ -101,7 +102,8 @@ def hardware_label(sweep_dir: Path, index: Index) -> str:
     frozen spec's `score.device` while no trial has finished."""
     for row in index.trials:
         if row.state == "done":
-            env = (read_score(sweep_dir / row.rel_dir) or {}).get("environment") or {}
+            score = read_score(sweep_dir / row.rel_dir)
+            env = score.environment if score else {}
             if env.get("gpu"):
                 return str(env["gpu"])
             if env:
@@ -265,18 +267,17 @@ class Catalog:
         for row in sorted(rows, key=lambda r: (r.model, r.sample)):
             trial_dir = sweep_dir / row.rel_dir
             score = read_score(trial_dir) if row.state in ("done", "failed") else None
-            score = score or {}
-            timing = score.get("timing") or {}
-            env = score.get("environment") or {}
+            timing = score.timing if score and score.timing else TimingResult()
+            env = score.environment if score else {}
             source = _read_text(trial_dir / KERNEL_FILE) if row.state in ("done", "failed") else None
             trials.append({
                 "trial_id": row.trial_id, "model": row.model, "sample": row.sample, "state": row.state,
                 "verdict": row.verdict, "speedup": row.speedup, "rel_dir": row.rel_dir,
-                "baseline_ms": timing.get("baseline_ms"), "kernel_ms": timing.get("kernel_ms"),
-                "roofline_share": roofline_share(spec, timing.get("kernel_ms"), env.get("gpu")),
+                "baseline_ms": timing.baseline_ms, "kernel_ms": timing.kernel_ms,
+                "roofline_share": roofline_share(spec, timing.kernel_ms, env.get("gpu")),
                 "device": env.get("gpu") or ("CPU" if env else None),
-                "hacks": score.get("hacks") or [], "flags": score.get("flags") or [],
-                "error": row.error or score.get("error"), "exit_reason": row.exit_reason,
+                "hacks": score.hacks if score else [], "flags": score.flags if score else [],
+                "error": row.error or (score.error if score else None), "exit_reason": row.exit_reason,
                 "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
                 "source": source, "diff": kernel_diff(reference, source, task),
             })
@@ -304,8 +305,10 @@ class Catalog:
             spec = self.task(sweep_id, suite, row.task)
             if spec is None or not (spec.flops or spec.bytes_moved):
                 continue
-            score = read_score(sweep_dir / row.rel_dir) or {}
-            share = roofline_share(spec, (score.get("timing") or {}).get("kernel_ms"), (score.get("environment") or {}).get("gpu"))
+            score = read_score(sweep_dir / row.rel_dir)
+            if score is None or score.timing is None:
+                continue
+            share = roofline_share(spec, score.timing.kernel_ms, score.environment.get("gpu"))
             if share is not None:
                 roofline[row.model][row.task] = max(share, roofline[row.model].get(row.task, 0.0))
         data = {

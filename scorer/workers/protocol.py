@@ -73,6 +73,8 @@ class Spool:
         tmp = self.path / f".{name}.partial"
         torch.save(obj, tmp)
         # A reader never sees half a file: it appears under its name only once complete.
+        # (torch.save into a fixed name, not kernelarena.files: the scorer imports only torch,
+        # triton and the standard library.)
         os.replace(tmp, self.path / name)
 
     def take(self, name: str, *, trusted: bool) -> Any:

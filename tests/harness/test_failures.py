@@ -16,7 +16,8 @@ from typing import AsyncIterator
 
 import pytest
 
-from harnesses.base import HARNESSES, Harness, HarnessResult, TrialContext
+from harnesses.base import Harness, HarnessResult, TrialContext
+from harnesses.registry import HARNESSES
 from harnesses.trial import TrialBroken, run_trial
 from scorer.tasks.suites import load_suite
 from tests.fakeproviders.openai_server import FakeOpenAIServer

@@ -6,7 +6,8 @@ import re
 import types
 from pathlib import Path
 
-from harnesses.base import HARNESSES, Harness
+from harnesses.base import Harness
+from harnesses.registry import HARNESSES
 from scorer.tasks.suites import load_suite
 from tests.harness.helpers import assert_complete_transcript, craft_transcript, trial
 

@@ -40,9 +40,9 @@ def test_replay_renders_the_conversation(trial_dir: Path) -> None:
     for needle in ("demo/swish/scripted:reference/0", "tool call · bash", "tool call · write_file", "tool result",
                    "verdict passed", "end: exit done"):
         assert needle in out, needle
-    assert "chars cut" in out  # the long prompt is truncated...
+    assert "characters truncated" in out  # the long prompt is truncated...
     full = cli("replay", str(trial_dir), "--full")
-    assert "chars cut" not in full.stdout  # ...unless asked not to
+    assert "characters truncated" not in full.stdout  # ...unless asked not to
 
 
 @pytest.mark.slow

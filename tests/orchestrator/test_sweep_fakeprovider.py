@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.prepare import prepare_sweep
-from orchestrator.session import run_sweep
+from orchestrator.launch import run_sweep
 from tests.fakeproviders import Failure, FakeOpenAIServer, Reply
 from tests.orchestrator.sweep_helpers import REPO, assert_sweep_complete, events, ledger_rows, write_spec
 

@@ -64,6 +64,11 @@ def planned_sweep(out: Path, name: str, models: list[dict[str, Any]], tasks: lis
     return spec, planned
 
 
+def _score_dict(trial_dir: Path) -> dict[str, Any]:
+    score = read_score(trial_dir)
+    return score.to_dict() if score else {}
+
+
 def write_transcript(t: Transcript, trial: PlannedTrial, events: int, score: dict[str, Any]) -> None:
     """An agent loop's transcript of about `events` events, through the harness's own writer
     (continuing after a trial_start already written)."""
@@ -111,7 +116,7 @@ class TemplateTrial:
                                  spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
                 while not await asyncio.to_thread(gate.wait, 0.2):
                     pass
-            write_transcript(transcript, trial, self.long_trials.get(trial.trial_id, self.events), read_score(source) or {})
+            write_transcript(transcript, trial, self.long_trials.get(trial.trial_id, self.events), _score_dict(source))
         finally:
             transcript.close()
         for name in (KERNEL_FILE, SCORE_FILE):
