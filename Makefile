@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch pinned to the CPU build on local disk; a bare `torch` would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev,web,ray]'
+	$(PY) -m pip install -q -e '.[all,dev,web,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,0 +1,249 @@
+"""The rules docs/ARCHITECTURE.md states, checked on the source: which package may import which,
+what the scorer may import at all, that nothing imports in a circle, and that every third-party
+import is a declared dependency (provider SDKs as extras whose install hint names them)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import tomllib
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+
+from kernelarena.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+OURS = ("kernelarena", "orchestrator", "harnesses", "sandbox", "scorer")
+
+# Which of our packages each may import (the arrows point one way: orchestrator -> harnesses ->
+# sandbox, orchestrator -> scorer, harnesses -> scorer for scoring a trial, all -> kernelarena).
+MAY_IMPORT = {
+    "kernelarena": {"kernelarena"},
+    "sandbox": {"sandbox", "kernelarena"},
+    "scorer": {"scorer"},
+    "harnesses": {"harnesses", "sandbox", "scorer", "kernelarena"},
+    "orchestrator": set(OURS),
+}
+# The scorer runs inside any CUDA or ROCm PyTorch image with nothing added.
+SCORER_THIRD_PARTY = {"torch", "triton"}
+# Extras a shipped module may import from; dev and browser only serve the tests.
+NOT_FOR_SHIPPED_CODE = {"dev", "browser"}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module, dotted
+    target: str  # the imported name, dotted (ours resolved to a module of ours)
+    line: int
+    in_function: bool
+    type_only: bool  # under `if TYPE_CHECKING:`
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in OURS for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def _ours(name: str) -> str | None:
+    """The module of ours `name` lives in (a module, or the package holding a name)."""
+    parts = name.split(".")
+    while parts:
+        if ".".join(parts) in _modules():
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        base = module.split(".")
+        if not _modules()[module].name == "__init__.py":
+            base = base[:-1]
+        base = base[: len(base) - node.level + 1]
+        prefix = ".".join(base + ([node.module] if node.module else []))
+    else:
+        prefix = node.module or ""
+    if prefix.split(".")[0] not in OURS:
+        return [prefix]
+    # `from pkg import submodule` imports the submodule; `from pkg import name` the package.
+    return [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in _modules() else prefix for a in node.names]
+
+
+def _walk(module: str, node: ast.AST, in_function: bool, type_only: bool) -> Iterator[Import]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            for target in _targets(module, child):
+                yield Import(module, target, child.lineno, in_function, type_only)
+        yield from _walk(module, child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)),
+                         type_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)))
+
+
+@cache
+def _imports() -> tuple[Import, ...]:
+    found = []
+    for module, path in _modules().items():
+        with warnings.catch_warnings():  # a module's own invalid escapes are not this test's concern
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += _walk(module, tree, False, False)
+    return tuple(i for i in found if i.target.split(".")[0] != "__future__")
+
+
+def _is_stdlib(name: str) -> bool:
+    return name.split(".")[0] in sys.stdlib_module_names
+
+
+def test_imports_point_one_way() -> None:
+    wrong = [f"{i.module}:{i.line} imports {i.target}" for i in _imports()
+             if i.target.split(".")[0] in OURS and i.target.split(".")[0] not in MAY_IMPORT[i.module.split(".")[0]]]
+    assert not wrong, "imports against the arrows in docs/ARCHITECTURE.md:\n" + "\n".join(wrong)
+
+
+def test_scorer_imports_only_torch_triton_and_the_standard_library() -> None:
+    wrong = [f"{i.module}:{i.line} imports {i.target}" for i in _imports()
+             if i.module.split(".")[0] == "scorer" and not _is_stdlib(i.target)
+             and i.target.split(".")[0] not in SCORER_THIRD_PARTY | {"scorer"}]
+    assert not wrong, "\n".join(wrong)
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return circles
+
+
+def test_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_nothing_imports_in_a_circle() -> None:
+    """Counting imports inside functions too: one there only to dodge a circle still makes one."""
+    edges: dict[str, set[str]] = {}
+    for i in _imports():
+        target = _ours(i.target)
+        if target is not None and target != i.module and not i.type_only:
+            edges.setdefault(i.module, set()).add(target)
+    assert _circles(edges) == []
+
+
+@cache
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def _dist_name(requirement: str) -> str:
+    name = requirement.split(";")[0]
+    for stop in "<>=!~[ ":
+        name = name.split(stop)[0]
+    return name.strip().lower().replace("_", "-")
+
+
+def _declared(include_extras: bool) -> set[str]:
+    project = _pyproject()
+    names = {_dist_name(r) for r in project["dependencies"]}
+    if include_extras:
+        for extra, reqs in project["optional-dependencies"].items():
+            if extra not in NOT_FOR_SHIPPED_CODE:
+                names |= {_dist_name(r) for r in reqs}
+    return names
+
+
+def test_every_third_party_import_is_a_declared_dependency() -> None:
+    distributions = packages_distributions()
+    declared = _declared(include_extras=True)
+    missing = []
+    for i in _imports():
+        top = i.target.split(".")[0]
+        if top in OURS or _is_stdlib(top):
+            continue
+        candidates = {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+        if not candidates & declared:
+            missing.append(f"{i.module}:{i.line} imports {i.target} (from {sorted(candidates)})")
+    assert not missing, "add to pyproject.toml's dependencies (or an extra):\n" + "\n".join(missing)
+
+
+def test_no_dependency_is_listed_twice() -> None:
+    project = _pyproject()
+    core = [_dist_name(r) for r in project["dependencies"]]
+    assert len(core) == len(set(core))
+    for extra, reqs in project["optional-dependencies"].items():
+        names = [_dist_name(r) for r in reqs]
+        assert len(names) == len(set(names)), extra
+        assert not set(names) & set(core), f"extra {extra} repeats a core dependency"
+
+
+PROVIDER_SDKS = {"openai": "openai", "anthropic": "anthropic", "google": "google.genai", "litellm": "litellm"}
+
+
+def test_provider_sdks_are_extras_not_core_dependencies() -> None:
+    extras = _pyproject()["optional-dependencies"]
+    core = _declared(include_extras=False)
+    for provider in PROVIDER_SDKS:
+        assert provider in extras, provider
+        assert not {_dist_name(r) for r in extras[provider]} & core, provider
+    in_all = {name.strip() for req in extras["all"] if req.startswith("kernelarena[")
+              for name in req.removeprefix("kernelarena[").split("]")[0].split(",")}
+    assert in_all == set(PROVIDER_SDKS)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDER_SDKS))
+def test_a_missing_sdk_names_its_extra(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the SDK not importable (None in sys.modules makes `import` raise ImportError), the
+    model registry's error names `kernelarena[<provider>]`, an extra pyproject declares."""
+    from harnesses.models import registry
+
+    monkeypatch.setitem(sys.modules, PROVIDER_SDKS[provider], None)
+    monkeypatch.delitem(sys.modules, f"harnesses.models.{provider}_client", raising=False)
+    with pytest.raises(UserError, match=rf"pip install 'kernelarena\[{provider}\]'"):
+        registry.get(provider)
+    assert provider in _pyproject()["optional-dependencies"]
