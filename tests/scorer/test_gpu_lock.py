@@ -5,9 +5,11 @@ while Triton compiles (scorer/gpu/compile_gap.py). CPU, real flocks."""
 from __future__ import annotations
 
 import fcntl
+import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -52,6 +54,7 @@ def test_gpu_lock_wait_is_counted_per_thread() -> None:
 
 
 def _in_thread(events: list[str], name: str, shared: bool, hold_s: float) -> threading.Thread:
+    """A holder that keeps the lock for `hold_s` once it has it (a piece of work of that length)."""
     def run() -> None:
         with hold_gpu("GPU-q", shared=shared):
             events.append(f"{name} in")
@@ -63,15 +66,59 @@ def _in_thread(events: list[str], name: str, shared: bool, hold_s: float) -> thr
     return t
 
 
+class _Holder:
+    """A thread that asks for GPU-q's lock at once and keeps it until `let_go()`."""
+
+    def __init__(self, events: list[str], name: str, *, shared: bool) -> None:
+        self.inside, self._go = threading.Event(), threading.Event()
+
+        def run() -> None:
+            with hold_gpu("GPU-q", shared=shared):
+                events.append(f"{name} in")
+                self.inside.set()
+                self._go.wait(30)
+                events.append(f"{name} out")
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def let_go(self) -> None:
+        assert self.inside.wait(10), "let go of a lock it never got"
+        self._go.set()
+        self._thread.join(10)
+
+
+def _queued(key: str, suffix: str = ".lock") -> int:
+    """flock requests blocked on the key's lock file (or its `.timers` file), as the kernel lists
+    them in /proc/locks (a `->` line each): a thread that waits there is known to wait."""
+    st = os.stat(lock_path(key).with_suffix(suffix))
+    file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    lines = Path("/proc/locks").read_text().splitlines()
+    return sum(1 for line in lines if line.split()[1:2] == ["->"] and line.split()[6] == file_id)
+
+
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.005)
+
+
 def test_a_waiting_timer_goes_before_shared_requests_that_come_after_it() -> None:
     events: list[str] = []
-    first = _in_thread(events, "reader-1", True, 0.6)
-    time.sleep(0.15)
-    timer = _in_thread(events, "timer", False, 0.3)  # waits for reader-1
-    time.sleep(0.15)
-    late = _in_thread(events, "reader-2", True, 0.05)  # could join reader-1 at once, but queues
-    for t in (first, timer, late):
-        t.join(10)
+    first = _Holder(events, "reader-1", shared=True)
+    assert first.inside.wait(10)
+    timer = _Holder(events, "timer", shared=False)
+    _until(lambda: _queued("GPU-q") == 1, "the timer waits for reader-1")
+    late = _Holder(events, "reader-2", shared=True)
+    # It could join reader-1 at once, but queues behind the announced timer.
+    _until(lambda: _queued("GPU-q", ".timers") == 1, "reader-2 queues")
+    assert not late.inside.is_set()
+    first.let_go()
+    assert timer.inside.wait(10)
+    assert _queued("GPU-q", ".timers") == 1 and not late.inside.is_set()  # still queued while it times
+    timer.let_go()
+    late.let_go()
     assert events == ["reader-1 in", "reader-1 out", "timer in", "timer out", "reader-2 in", "reader-2 out"]
 
 
@@ -79,15 +126,22 @@ def test_timers_go_first_while_any_timer_waits() -> None:
     """Shared requests gather while timers wait or run, then go together: a shared request that
     came between two timers goes after both (the queue-file lock let it in between them)."""
     events: list[str] = []
-    first = _in_thread(events, "reader-1", True, 0.6)
-    time.sleep(0.15)
-    timer_1 = _in_thread(events, "timer-1", False, 0.3)
-    time.sleep(0.1)
-    late = _in_thread(events, "reader-2", True, 0.05)
-    time.sleep(0.1)
-    timer_2 = _in_thread(events, "timer-2", False, 0.3)
-    for t in (first, timer_1, late, timer_2):
-        t.join(10)
+    first = _Holder(events, "reader-1", shared=True)
+    assert first.inside.wait(10)
+    timers = [_Holder(events, "timer-1", shared=False)]
+    _until(lambda: _queued("GPU-q") == 1, "timer-1 waits for reader-1")
+    late = _Holder(events, "reader-2", shared=True)
+    _until(lambda: _queued("GPU-q", ".timers") == 1, "reader-2 queues behind timer-1")
+    timers.append(_Holder(events, "timer-2", shared=False))
+    _until(lambda: _queued("GPU-q") == 2, "timer-2 waits too")
+    first.let_go()
+    while timers:
+        _until(lambda: any(t.inside.is_set() for t in timers), "a timer gets the lock")
+        inside = next(t for t in timers if t.inside.is_set())
+        assert not late.inside.is_set()
+        inside.let_go()
+        timers.remove(inside)
+    late.let_go()
     assert events[:2] == ["reader-1 in", "reader-1 out"]
     assert events[-2:] == ["reader-2 in", "reader-2 out"], events
     assert sorted(events[2:6]) == ["timer-1 in", "timer-1 out", "timer-2 in", "timer-2 out"]
@@ -102,9 +156,7 @@ def test_a_shared_holder_lets_a_waiting_timer_in_between_pieces() -> None:
         assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is False and not synced
         events: list[str] = []
         timer = _in_thread(events, "timer", False, 0.2)
-        deadline = time.monotonic() + 5
-        while not lock.timer_waiting() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _until(lock.timer_waiting, "the timer announces itself")
         assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is True
         timer.join(10)
         # Synchronized before it let go, and held again only once the timer was done.
@@ -125,12 +177,10 @@ def test_a_holder_whose_device_cannot_synchronize_keeps_the_lock() -> None:
     try:
         events: list[str] = []
         timer = _in_thread(events, "timer", False, 0.05)
-        deadline = time.monotonic() + 5
-        while not lock.timer_waiting() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _until(lock.timer_waiting, "the timer announces itself")
         assert lock.yield_to_timer(faulted) is False and lock.held
-        time.sleep(0.2)
-        assert events == []  # the timer still waits
+        _until(lambda: _queued("GPU-q") == 1, "the timer waits for the lock")
+        assert events == []
     finally:
         lock.close()
     timer.join(10)
@@ -153,17 +203,9 @@ def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeyp
     waited: list[float] = []
 
     def timer() -> None:
-        # Once the workers are up, the first holder of the lock is the kernel's correctness run.
-        with open(lock_path(key), "a+") as probe:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                try:
-                    fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
-                    time.sleep(0.02)
-                except BlockingIOError:
-                    break
-        time.sleep(0.7)
+        # Once the workers are up, the first holder of the lock is the kernel's correctness run;
+        # the timer asks as soon as that run holds it, with the whole run still ahead.
+        _until(lambda: not _free(key), "the correctness run takes the lock", timeout_s=120)
         asked = time.monotonic()
         with hold_gpu(key):
             waited.append(time.monotonic() - asked)
@@ -181,23 +223,39 @@ def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeyp
 
 def test_shared_holders_still_share_when_no_timer_waits() -> None:
     events: list[str] = []
-    first = _in_thread(events, "a", True, 0.5)
-    time.sleep(0.15)
-    second = _in_thread(events, "b", True, 0.05)
-    for t in (first, second):
-        t.join(10)
+    first = _Holder(events, "a", shared=True)
+    assert first.inside.wait(10)
+    second = _Holder(events, "b", shared=True)
+    assert second.inside.wait(10)  # while a still holds it
+    second.let_go()
+    first.let_go()
     assert events == ["a in", "b in", "b out", "a out"]
+
+
+def _free(key: str) -> bool:
+    """Whether a timer could take the key's lock right now (nobody holds it)."""
+    with open(lock_path(key), "a+") as probe:
+        try:
+            fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+        return True
 
 
 def test_acquire_and_release_are_idempotent() -> None:
     lock = GpuLock("GPU-i", shared=True)
     lock.acquire()
     lock.acquire()
+    assert lock.held and not _free("GPU-i")
+    lock.release()  # one release lets go of it, however often it was acquired
+    assert not lock.held and _free("GPU-i")
     lock.release()
-    with hold_gpu("GPU-i"):  # one release let go of it: a timer gets in
-        pass
-    lock.release()
+    assert not lock.held and _free("GPU-i")
+    lock.acquire()
+    assert lock.held and not _free("GPU-i")
     lock.close()
+    assert _free("GPU-i")
 
 
 def _exclusive_within(key: str, seconds: float) -> bool:
@@ -233,7 +291,6 @@ def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after()
             # The timer thread above is still queued: it goes as soon as the compile begins.
             assert knobs.runtime.jit_cache_hook(key="k") is False and seen == ["earlier"]
             assert not lock.held
-            time.sleep(0.2)
             with timing_elsewhere("GPU-c", 0.5) as released_at:
                 knobs.runtime.jit_post_compile_hook(key="k")  # waits for that timing to end
                 assert time.monotonic() >= released_at - 0.05 and lock.held
@@ -288,11 +345,17 @@ def test_the_lock_trace_says_where_the_gpu_time_went(tmp_path: Path, monkeypatch
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv(TRACE_ENV, str(trace))
     events: list[str] = []
-    reader = _in_thread(events, "reader", True, 0.6)
-    time.sleep(0.1)
-    timer = _in_thread(events, "timer", False, 0.4)  # queued behind the reader for ~0.5 s
-    reader.join(10)
-    timer.join(10)
+    # The sleeps below are the holds and gaps of known length the summary measures, not waits
+    # for another thread (those are the events and the polled lock state).
+    reader = _Holder(events, "reader", shared=True)
+    assert reader.inside.wait(10)
+    timer = _Holder(events, "timer", shared=False)
+    _until(lambda: _queued("GPU-q") == 1, "the timer queues behind the reader")
+    time.sleep(0.6)
+    reader.let_go()
+    assert timer.inside.wait(10)
+    time.sleep(0.4)
+    timer.let_go()
     time.sleep(0.3)
     with hold_gpu("GPU-q", shared=True):
         time.sleep(0.2)
