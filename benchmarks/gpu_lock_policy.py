@@ -9,10 +9,10 @@ one thread per scorer, and reports the wall time and the lock's occupancy (score
 with shared holders that keep the lock for a whole step and with holders that let a waiting timer
 in between pieces of it (`GpuLock.yield_to_timer`, as the workers do between trials).
 
-    python benchmarks/gpu_lock_policy.py                       # session 9's H200 stage means
+    python benchmarks/gpu_lock_policy.py                       # the H200's stage means (H200_MEANS)
     python benchmarks/gpu_lock_policy.py --durations OUT/suite_kernelbench.json  # a gpu_check run
 
-The step durations are the H200's (session 9, docs/GPU_RESULTS.md), scaled down by --scale to keep
+The step durations are the H200's (docs/results/2026-12-04-timers-first-lock-deeper-pool.md), scaled down by --scale to keep
 the replay short; figures are reported scaled back up. Sleeps do not slow each other the way
 concurrent GPU work does, so the figures rank structures; they do not predict the H200's.
 """
@@ -39,8 +39,9 @@ from scorer.gpu.lock_trace import occupancy, read_trace  # noqa: E402
 
 Step = tuple[str, float]  # ("host" | "shared" | "exclusive", seconds)
 
-# Session 9's means over the 47 suite scorings (durations_s, seconds): the worker-side figures
-# where the judge's include lock waits. A reference's host work (spawn, build, the rest of its
+# The H200's means over the 47 suite scorings (durations_s, seconds; the run of
+# docs/results/2026-12-04-timers-first-lock-deeper-pool.md): the worker-side figures where the
+# judge's include lock waits. A reference's host work (spawn, build, the rest of its
 # preparation) and the compile inside correctness are host steps; the GPU part of correctness is
 # taken as half of its worker time.
 H200_MEANS = {
@@ -134,7 +135,7 @@ def replay(scorings: Iterable[dict[str, float]], piece_s: float | None, scorers:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--durations", type=Path, action="append", default=[],
-                        help="a gpu_check suite JSON (rows with durations_s); repeatable; default: session 9's means")
+                        help="a gpu_check suite JSON (rows with durations_s); repeatable; default: the H200's means")
     parser.add_argument("--scorings", type=int, default=47)
     parser.add_argument("--scorers", type=int, nargs="+", default=[8, 12])
     parser.add_argument("--piece-s", type=float, default=0.25, help="a yielding holder's piece of GPU work (s)")

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from scorer.checks.catalog import Finding
 
 # The threshold keeps a margin above the honest bound / reported figures measured. On the H200
-# (docs/GPU_RESULTS.md, session 5) kernels of 0.3 ms and more measured ratios of 0.7-1.9; small
-# ones are host-bound in the batch (Python launch overhead, 0.2-0.4 ms a call in the kernel's
-# worker), up to 0.47 ms for a 0.068 ms swish: SLACK_MS covers that. On a CPU the reported times
+# (docs/results/2026-12-03-judge-owns-data-and-clock.md) kernels of 0.3 ms and more measured
+# ratios of 0.7-1.9; small ones are host-bound in the batch (Python launch overhead, 0.2-0.4 ms
+# a call in the kernel's worker), up to 0.47 ms for a 0.068 ms swish: SLACK_MS covers that. On a CPU the reported times
 # and the batch run at different moments of a shared, noisy machine (a 2-core box measured honest
 # ratios up to 4.6 with compiles running beside it). Forged clocks in the corpus read 1/8.
 RATIO = {"cuda": 2.5, "cpu": 4.0}

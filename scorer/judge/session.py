@@ -83,8 +83,8 @@ class ScoringSession:
     def _deepen_if_waited(self, device_type: str, from_pool: bool, waited_s: float) -> None:
         """Scorings back to back on a GPU (2-3 s each) outrun a worker's start (imports, the CUDA
         context and the hold: 5-7 s on the H200): one that waited for its pooled worker makes the
-        pool as deep as it grows at once (growing one a wait, session 9's demo waited again at each
-        step of the ramp). A sweep, whose agents work minutes between scorings, never waits and
+        pool as deep as it grows at once (grown one a wait, the H200's demo scorings waited again at
+        each step of the ramp). A sweep, whose agents work minutes between scorings, never waits and
         keeps one idle context per session."""
         if from_pool and device_type != "cpu" and waited_s > _WAITED_S:
             self._depth[device_type] = max(self.warm_workers, _MAX_DEPTH)
