@@ -50,7 +50,9 @@ from orchestrator.limits import CircuitBreaker, Limits
 from orchestrator.planner import PlannedTrial
 from orchestrator.spec import SweepSpec
 from orchestrator.sweep import is_model_error
-from sandbox.open import resolve_backend
+from sandbox.docker_client import connect
+from sandbox.image import build_image, image_recipe
+from sandbox.open import prune_leaked, resolve_backend
 
 log = get_logger("kernelarena.sweep")
 
@@ -182,9 +184,6 @@ def _node_lock(name: str) -> Iterator[None]:
 
 def ensure_image(setup: ImageSetup) -> str:
     """Give this node's docker daemon the sandbox image; returns what was done."""
-    from sandbox.docker_client import connect
-    from sandbox.image import build_image, image_recipe
-
     with _node_lock("image"):
         if image_recipe(setup.tag) is not None:
             return "present"
@@ -234,8 +233,6 @@ async def ray_gpu_slot() -> AsyncIterator[str]:
 def _prune_on_node(sweep_label: str) -> list[str]:
     """Containers of this sweep a killed driver's trials left on this node (their owning worker
     process is gone)."""
-    from sandbox.open import prune_leaked
-
     return prune_leaked(sweep_label)
 
 
@@ -359,8 +356,6 @@ class RayExecution:
 
 def _save_tarball(tag: str, path: Path) -> None:
     """The driver's `docker save` of the image, written atomically, once."""
-    from sandbox.docker_client import connect
-
     if path.is_file():
         return
     path.parent.mkdir(parents=True, exist_ok=True)

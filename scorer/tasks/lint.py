@@ -93,17 +93,6 @@ def load_task_module(path: Path, overrides: Mapping[str, Any] | None = None) -> 
     return module
 
 
-def build_model(module: ModuleType, class_name: str, seed: int, init_inputs: list[Any] | None = None) -> torch.nn.Module:
-    """Construct `class_name` the way the scorer does: seed, then get_init_inputs + construct.
-
-    Pass the reference's `init_inputs` when building a solution so both see the same
-    arguments (a solution module has no get_init_inputs of its own).
-    """
-    torch.manual_seed(seed)
-    args = list(module.get_init_inputs()) if init_inputs is None else list(init_inputs)
-    return getattr(module, class_name)(*args)
-
-
 def run_model(model: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
     """Forward without autograd; outputs flattened to a list of tensors."""
     with torch.no_grad():
@@ -211,7 +200,7 @@ def _reference_outputs(task: Task, shapes: Mapping[str, Any], input_seed: int, c
     different answers, as it would in the scorer, where the kernel never shares its RNG.
     """
     module = load_task_module(task.path, shapes)
-    model = build_model(module, "Model", MODEL_SEED)
+    model, _ = taskload.build_model(module, MODEL_SEED)
     model.eval()
     inputs = make_inputs(module, input_seed)
     copies = [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for _ in range(calls)]

@@ -49,10 +49,14 @@ def to_double(obj: Any) -> Any:
     return obj
 
 
-def build_model(module: ModuleType, init_seed: int) -> tuple[torch.nn.Module, list[Any]]:
+def build_model(module: ModuleType, init_seed: int, class_name: str = "Model",
+                init_inputs: list[Any] | None = None) -> tuple[torch.nn.Module, list[Any]]:
+    """`class_name` built as the scorer builds it: seed, then get_init_inputs, then construct.
+    Give the reference's `init_inputs` to build a solution with the same arguments (a solution
+    module has no get_init_inputs of its own)."""
     torch.manual_seed(init_seed)
-    init_inputs = list(module.get_init_inputs())
-    model = module.Model(*init_inputs)
+    init_inputs = list(module.get_init_inputs()) if init_inputs is None else list(init_inputs)
+    model = getattr(module, class_name)(*init_inputs)
     return model, init_inputs
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from scorer.checks.static import analyze_source
-from scorer.tasks.lint import build_model, load_task_module, make_inputs, outputs_close, run_model
+from scorer.tasks.lint import load_task_module, make_inputs, outputs_close, run_model
+from scorer.tasks.load import build_model
 from scorer.tasks.suites import Task, load_suite
 
 SUITE = load_suite("kernelbench")
@@ -24,10 +25,8 @@ def build_pair(task: Task, shapes: dict, device: str = "cpu") -> tuple[torch.nn.
     assert task.solution is not None, f"{task.id} has no solution"
     ref_module = load_task_module(task.path, shapes)
     sol_module = load_task_module(task.solution)
-    model = build_model(ref_module, "Model", SEED)
-    torch.manual_seed(SEED)
-    init = list(ref_module.get_init_inputs())
-    model_new = build_model(sol_module, "ModelNew", SEED, init_inputs=init)
+    model, init = build_model(ref_module, SEED)
+    model_new, _ = build_model(sol_module, SEED, "ModelNew", init_inputs=init)
     ref_state = model.state_dict()
     new_state = model_new.state_dict()
     # The scorer copies Model's state only when names and shapes match, so a solution that
