@@ -16,7 +16,8 @@ from scorer.errors import ScorerBroken
 from scorer.gpu.lock import hold_gpu
 from scorer.judge.clock import BatchClock, median_round_trip_ms
 from scorer.options import ScoreOptions
-from scorer.workers.protocol import Frame
+from scorer.workers.protocol import (Frame, Ping, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,
+                                     ReferenceEnvironment, ReferencePrepare, ReferenceTime, Request)
 from scorer.tasks.suites import Suite, Task
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
@@ -105,10 +106,10 @@ class ReferenceService:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
         return str(self._device_env.get("gpu_uuid") or f"cuda-{visible}")
 
-    def request(self, stage: str, header: dict[str, Any], payload: Any = None, timeout_s: float | None = None) -> Frame:
+    def request(self, stage: str, request: Request, payload: Any = None, timeout_s: float | None = None) -> Frame:
         start = time.perf_counter()
         try:
-            reply = self.worker.request(header, payload, timeout_s or self.options.reference_s)
+            reply = self.worker.request(request.header(), payload, timeout_s or self.options.reference_s)
         except WorkerFailure as exc:
             tail = self.worker.log_tail().strip()
             raise ScorerBroken(f"reference worker for task '{self.task.id}' failed in {stage}: {exc.message}"
@@ -125,19 +126,20 @@ class ReferenceService:
     def prepare(self) -> Prepared:
         if self.prepared is not None:
             return self.prepared
-        self.request("reference_spawn", {"op": "ping"})
-        self._device_env = dict(self.request("reference_spawn", {"op": "environment", "device": str(self.device)})
+        self.request("reference_spawn", Ping())
+        self._device_env = dict(self.request("reference_spawn", ReferenceEnvironment(str(self.device)))
                                 .header.get("environment", {}))
         t = self.task.tolerance
-        header = {"op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
-                  "overrides": self.overrides, "init_seed": self.plan.init_seed, "seeds": self.plan.seeds,
-                  "alt_shapes": self.plan.alt_shapes, "fp64": self.task.dtype in (None, "float32"),
-                  "rule": {"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
-                  "task": {"dtype": self.task.dtype, "category": self.task.category},
-                  # The worker takes the lock's shared side itself around its GPU work (another
-                  # scorer's timing must not run beside it), not around building the models.
-                  "gpu_lock": self.gpu_key()}
-        h = self.request("reference", header).header
+        request = ReferencePrepare(
+            task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
+            init_seed=self.plan.init_seed, seeds=self.plan.seeds, alt_shapes=self.plan.alt_shapes,
+            fp64=self.task.dtype in (None, "float32"),
+            rule={"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
+            task={"dtype": self.task.dtype, "category": self.task.category},
+            # The worker takes the lock's shared side itself around its GPU work (another scorer's
+            # timing must not run beside it), not around building the models.
+            gpu_lock=self.gpu_key())
+        h = self.request("reference", request).header
         for step, seconds in dict(h.get("steps_s") or {}).items():
             self.durations[f"reference_{step}_worker"] = round(float(seconds), 4)
         self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
@@ -150,10 +152,11 @@ class ReferenceService:
     def time_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> TimingFigures:
         if self.baseline is not None:
             return self.baseline
-        header = {"op": "time", "warmup": warmup, "repetitions": repetitions, "flush_l2": flush_l2,
-                  "rep_seeds": self.plan.rep_seeds, "keep_reps": self.plan.keep_reps, "baseline": self.suite.baseline}
+        request = ReferenceTime(warmup=warmup, repetitions=repetitions, flush_l2=flush_l2,
+                                rep_seeds=self.plan.rep_seeds, keep_reps=self.plan.keep_reps,
+                                baseline=self.suite.baseline)
         with hold_gpu(self.gpu_key()):
-            h = self.request("baseline_timing", header, timeout_s=self.options.timing_s).header
+            h = self.request("baseline_timing", request, timeout_s=self.options.timing_s).header
         self.baseline = TimingFigures(h["timer"], h["times_ms"], h["host_times_ms"])
         return self.baseline
 
@@ -161,7 +164,7 @@ class ReferenceService:
         samples = []
         for _ in range(_ROUND_TRIP_PINGS):
             t0 = time.perf_counter()
-            self.request("round_trip", {"op": "ping"})
+            self.request("round_trip", Ping())
             samples.append((time.perf_counter() - t0) * 1e3)
         return median_round_trip_ms(samples)
 
@@ -176,14 +179,14 @@ class ReferenceService:
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
-            self.request("reference_batch", {"op": "batch_setup", "calls": calls, "seeds": self.plan.batch_seeds})
+            self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds))
             # The least of a few: a calibration slowed by another process would lower every bound.
-            overhead_ms = min(self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "regen"},
+            overhead_ms = min(self._timed(lambda: self.request("reference_batch", ReferenceBatch("regen"),
                                                                 timeout_s=timeout)) for _ in range(_CALIBRATIONS))
             self.overhead_ms_per_call = max(0.0, (overhead_ms - rtt) / calls)
-            total_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout))
+            total_ms = self._timed(lambda: self.request("reference_batch", ReferenceBatch("forward"), timeout_s=timeout))
         with hold_gpu(self.gpu_key(), shared=True):
-            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63), "challenge": self.plan.challenge})
+            self.request("reference_batch", ReferenceBatchCollect(secrets.randbits(63), self.plan.challenge))
         self.baseline_clock = BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call)
         self.rtt_ms = rtt
         return self.baseline_clock
@@ -204,11 +207,9 @@ class ReferenceService:
         self._draw_batch_seeds(len(self.plan.batch_seeds))
         timeout = self.options.timing_s
         with hold_gpu(self.gpu_key(), shared=True):
-            self.request("reference_batch", {"op": "batch_setup", "calls": len(self.plan.batch_seeds),
-                                             "seeds": self.plan.batch_seeds})
-            self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout)
-            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63),
-                                             "challenge": self.plan.challenge})
+            self.request("reference_batch", ReferenceBatchSetup(len(self.plan.batch_seeds), self.plan.batch_seeds))
+            self.request("reference_batch", ReferenceBatch("forward"), timeout_s=timeout)
+            self.request("reference_batch", ReferenceBatchCollect(secrets.randbits(63), self.plan.challenge))
 
     @staticmethod
     def _timed(call: Any) -> float:

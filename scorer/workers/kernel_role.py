@@ -35,6 +35,8 @@ from scorer.checks.poison import poison_memory
 from scorer.tasks.suites import LibraryPolicy
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
 from scorer.gpu.timing import Clock, TimingPlan, time_forward
+from scorer.workers.protocol import (KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
+                                     KernelSetup, KernelTime)
 
 _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
@@ -165,20 +167,20 @@ class KernelRole:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
-    def release(self, _header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def release(self, _request: KernelRelease, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The reference worker has read the shipped outputs: they are freed now."""
         self._release()
         return {"ok": True}, None
 
-    def setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def setup(self, request: KernelSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         """Everything that must not be touched by the kernel, before kernel.py is imported."""
-        self.device = torch.device(header["device"])
-        self.init_seed = int(header["init_seed"])
-        self.policy = LibraryPolicy.from_dict(header.get("policy"))
-        task_path = Path(header["task_path"])
-        self.main = self._variant(task_path, header.get("overrides", {}), "kernelarena_task")
+        self.device = torch.device(request.device)
+        self.init_seed = int(request.init_seed)
+        self.policy = LibraryPolicy.from_dict(request.policy)
+        task_path = Path(request.task_path)
+        self.main = self._variant(task_path, request.overrides, "kernelarena_task")
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
-                     for i, o in enumerate(header.get("alt_overrides", []))]
+                     for i, o in enumerate(request.alt_overrides)]
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -204,9 +206,9 @@ class KernelRole:
             model.load_state_dict(state_dict)
         return (model.to(self.device) if place else model), loaded
 
-    def load(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def load(self, request: KernelLoad, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None, "setup must come before load"
-        kernel_path = Path(header["kernel_path"])
+        kernel_path = Path(request.kernel_path)
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
@@ -284,15 +286,15 @@ class KernelRole:
             record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
         return record
 
-    def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def correctness(self, request: KernelCorrectness, _payload: Any) -> tuple[dict[str, Any], Any]:
         # The worker takes the lock's shared side itself (the judge passes its key), so that it can
         # let go while the kernel's first calls compile.
         waited = waited_s()
-        with shared_gpu_work(header.get("gpu_lock")) as lock:
+        with shared_gpu_work(request.gpu_lock) as lock:
             # Between trials a waiting timer goes first: it waits for one call, not for all of them.
             self._between_trials = between_pieces(lock, self._sync)
             try:
-                reply, payload = self._correctness(header)
+                reply, payload = self._correctness(request)
             finally:
                 self._between_trials = no_pause
             try:
@@ -302,15 +304,15 @@ class KernelRole:
         reply["gpu_lock_wait_s"] = round(waited_s() - waited, 4)
         return reply, payload
 
-    def _correctness(self, header: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    def _correctness(self, request: KernelCorrectness) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
         try:
             self.model = self.model.to(self.device)
         except Exception:
             return _error("runtime_error", "moving ModelNew to the device failed:\n" + traceback.format_exc())
         self.shipped = []
-        specs = _specs(header["output_specs"])
-        seeds = header["seeds"]
+        specs = _specs(request.output_specs)
+        seeds = request.seeds
         # Drawn one at a time (set 0 stays: the repeat and refill trials reuse its buffers), so a
         # published-size task holds two input sets here, not one per seed.
         first = self._inputs(self.main, seeds[0])
@@ -340,7 +342,7 @@ class KernelRole:
             del fresh
             records.append(self._call(self.model, first, specs, "refill-0-with-1"))
         del first
-        for j, alt in enumerate(header.get("alt", [])):
+        for j, alt in enumerate(request.alt):
             self._between_trials()
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
@@ -358,11 +360,10 @@ class KernelRole:
         args = self._inputs(variant, alt["seed"])
         return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
 
-    def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None
-        plan = TimingPlan(int(header["warmup"]), int(header["repetitions"]), bool(header["flush_l2"]),
-                          tuple(int(r) for r in header.get("keep_reps", ())),
-                          tuple(int(r) for r in header.get("watch_reps", ())))
+        plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2),
+                          tuple(int(r) for r in request.keep_reps), tuple(int(r) for r in request.watch_reps))
         findings: list[Finding] = []
         keep = set(plan.keep_reps)
         # The first forward ran under the library-call monitor; these calls, among the timed
@@ -384,7 +385,7 @@ class KernelRole:
 
         main = self.main
         assert main is not None
-        rep_seeds = [int(s) for s in header["rep_seeds"]]
+        rep_seeds = [int(s) for s in request.rep_seeds]
         current: list[Any] = []
 
         def inputs_for(rep: int) -> list[Any]:
@@ -394,7 +395,7 @@ class KernelRole:
 
         self._release()
         with torch.no_grad():
-            run = time_forward(self.model, self._inputs(main, header["warm_seed"]), inputs_for, plan, self.device,
+            run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watch)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
                      for f in monitor.findings(sum(watched_elements))]
@@ -409,22 +410,22 @@ class KernelRole:
         return header_out, payload
 
     # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
-    def batch_setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch_setup(self, request: KernelBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         self._release()
-        self.slabs = batch_mod.make_slabs(int(header["calls"]), _specs(header["output_specs"]), self.device)
+        self.slabs = batch_mod.make_slabs(int(request.calls), _specs(request.output_specs), self.device)
         for slab in self.slabs:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
         assert self.model is not None and self.main is not None
-        main, warm_seed = self.main, int(header["warm_seed"])
+        main, warm_seed = self.main, int(request.warm_seed)
         batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
                           self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None
 
-    def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None
-        main, seeds = self.main, [int(s) for s in header["seeds"]]
+        main, seeds = self.main, [int(s) for s in request.seeds]
         batch_mod.run_batch(self.model, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
         if self.device.type == "cuda":
             return {"ok": True}, None

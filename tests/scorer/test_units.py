@@ -35,6 +35,25 @@ def test_frame_round_trip_with_tensors(tmp_path: Path) -> None:
     os.close(r), os.close(w)
 
 
+def test_typed_request_round_trips_and_refuses_keys_off_its_list() -> None:
+    """Both sides read a request through its class: a key one side forgot, renamed or added
+    fails loudly instead of a default silently taking its place."""
+    request = protocol.KernelBatch(seeds=[1, 2, 3])
+    header = {**request.header(), "reply_file": "reply-1.pt"}  # the transport's key is not the op's
+    assert protocol.parse_request(header, protocol.KERNEL_REQUESTS) == request
+    with pytest.raises(protocol.ProtocolViolation, match="missing keys \\['seeds'\\]"):
+        protocol.parse_request({"op": "batch"}, protocol.KERNEL_REQUESTS)
+    with pytest.raises(protocol.ProtocolViolation, match="unknown keys \\['seed'\\]"):
+        protocol.parse_request({"op": "batch", "seeds": [1], "seed": 1}, protocol.KERNEL_REQUESTS)
+    with pytest.raises(protocol.ProtocolViolation, match="unknown op"):
+        protocol.parse_request({"op": "sample"}, protocol.KERNEL_REQUESTS)  # a reference op
+    # The same op name means another message for the other role.
+    ref_batch = protocol.parse_request({"op": "batch", "mode": "regen"}, protocol.REFERENCE_REQUESTS)
+    assert isinstance(ref_batch, protocol.ReferenceBatch) and ref_batch.mode == "regen"
+    # Optional keys may be left out, and only those.
+    assert protocol.parse_request({"op": "attach"}, protocol.REFERENCE_REQUESTS) == protocol.ReferenceAttach()
+
+
 class _Evil:
     def __reduce__(self) -> tuple[object, ...]:
         return (print, ("pwned",))
