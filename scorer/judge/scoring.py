@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import secrets
 import shutil
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, Kerne
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
                                      ReferenceCompareTimed, ReferenceSample, ReferenceVerifyBatch, Request)
 from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
+from scorer.judge.rep_feed import RepFeed
 from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
@@ -47,10 +47,6 @@ from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
-# Timed repetitions followed by a call under the library-call monitor. A kernel that switches to
-# library compute on a share f of the timed calls goes unseen with probability (1 - f) ** N; to move
-# the median f must be at least 1/2, so 6 calls leave it under 2%.
-_WATCHED_REPS = 6
 # A bound that reads too slow is measured again on fresh secret seeds, and the fastest batch
 # counts: each batch is real, verified work, so the fastest is still a bound, while an honest
 # kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
@@ -328,10 +324,11 @@ class Judge:
         self._record(score, clock_findings(times, best, self.device.type))
 
     # --- kernel worker ----------------------------------------------------------------------
-    def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float) -> Any:
+    def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,
+             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Any:
         with self._stage(stage):
             try:
-                reply = worker.request(request.header(), payload, timeout_s)
+                reply = worker.request(request.header(), payload, timeout_s, answer)
             except WorkerFailure as exc:
                 raise _failure_from_worker(exc, worker, stage) from None
         if not reply.header.get("ok"):
@@ -410,12 +407,15 @@ class Judge:
 
     def _time_kernel(self, worker: WorkerProcess, ref: ReferenceService) -> TimingFigures:
         plan = ref.plan
-        watch = sorted(secrets.SystemRandom().sample(range(self.repetitions), min(_WATCHED_REPS, self.repetitions)))
         request = KernelTime(warmup=self.warmup, repetitions=self.repetitions, flush_l2=self.suite.timing.flush_l2,
-                             rep_seeds=plan.rep_seeds, warm_seed=plan.warm_seed, keep_reps=plan.keep_reps,
-                             watch_reps=watch)
+                             warm_seed=plan.warm_seed)
+        # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
+        feed = RepFeed(plan.rep_seeds, plan.keep_reps)
         with hold_gpu(ref.gpu_key()):
-            reply = self._ask(worker, "timing", request, None, self.options.timing_s)
+            reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
+        if not feed.finished:
+            raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
+                                                f"{feed.done} of {len(plan.rep_seeds)}")
         h = reply.header
         with _untrusted_reply("timing"):
             findings = [Finding(**f) for f in h.get("findings", [])]

@@ -21,7 +21,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 from scorer.workers.protocol import (KERNEL_REQUESTS, REFERENCE_REQUESTS, Exit, Ping, ProtocolViolation,  # noqa: E402
-                                     Request, Spool, parse_request, recv_frame, send_frame)
+                                     Request, Spool, TimedNext, TimedStep, parse_request, recv_frame, send_frame)
 
 Handler = Callable[[Any, Any], tuple[dict[str, Any], Any]]
 
@@ -36,7 +36,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _role_handlers(role: str) -> dict[str, Handler]:
+def _asker(in_fd: int, out_fd: int, spool: Spool) -> Callable[[TimedStep], TimedNext]:
+    """One message to the judge and its answer, inside the request being handled."""
+
+    def ask(step: TimedStep) -> TimedNext:
+        send_frame(out_fd, step.header())
+        header = recv_frame(in_fd, spool=spool, trusted=True).header
+        if header.get("op") != TimedNext.op:
+            raise ProtocolViolation(f"expected {TimedNext.op!r} from the judge, got {header.get('op')!r}")
+        return TimedNext.parse(header)
+
+    return ask
+
+
+def _role_handlers(role: str, ask: Callable[[TimedStep], TimedNext]) -> dict[str, Handler]:
     if role == "reference":
         from scorer.workers.reference_role import ReferenceRole
 
@@ -46,7 +59,7 @@ def _role_handlers(role: str) -> dict[str, Handler]:
                 "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
     from scorer.workers.kernel_role import KernelRole
 
-    ker = KernelRole(_CLOCK)
+    ker = KernelRole(_CLOCK, ask)
     return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
             "time": ker.time,
             "batch_setup": ker.batch_setup, "batch": ker.batch}
@@ -76,7 +89,7 @@ def warm_device(device: str) -> None:
 
 
 def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> int:
-    handlers = _role_handlers(role)
+    handlers = _role_handlers(role, _asker(in_fd, out_fd, spool))
     warm_device(warm)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
     os.set_inheritable(in_fd, False)

@@ -36,7 +36,7 @@ from scorer.tasks.suites import LibraryPolicy
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
 from scorer.gpu.timing import Clock, TimingPlan, time_forward
 from scorer.workers.protocol import (KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
-                                     KernelSetup, KernelTime)
+                                     KernelSetup, KernelTime, TimedNext, TimedStep)
 
 _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
@@ -129,8 +129,10 @@ class TaskVariant:
 
 
 class KernelRole:
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, ask: Callable[[TimedStep], TimedNext] | None = None) -> None:
         self.clock = clock
+        # A message to the judge, and its answer, in the middle of a request (the timed loop's).
+        self.ask = ask
         self.device = torch.device("cpu")
         self.init_seed = 0
         self.guard: RuntimeGuard | None = None
@@ -361,42 +363,54 @@ class KernelRole:
         return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
 
     def time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
-        assert self.model is not None and self.guard is not None
-        plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2),
-                          tuple(int(r) for r in request.keep_reps), tuple(int(r) for r in request.watch_reps))
+        assert self.model is not None and self.guard is not None and self.main is not None
+        assert self.ask is not None, "the timed loop asks the judge for each repetition's seed"
+        ask = self.ask
+        plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
         findings: list[Finding] = []
-        keep = set(plan.keep_reps)
-        # The first forward ran under the library-call monitor; these calls, among the timed
-        # repetitions, show whether a later call (one the kernel might guess is timed) differs.
+        # Every timed call runs under the library-call monitor (the first forward ran under it too):
+        # a kernel that computes honestly only on the calls it can tell are watched has no unwatched
+        # timed call left to fall back on.
         monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
         watched_elements: list[int] = []
-
-        def watch(call: Callable[[], Any]) -> None:
-            with monitor:
-                out = call()
-            shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
-            watched_elements.append(_largest_elements(current, shapes))
-
-        def on_output(rep: int, out: Any) -> Any:
-            if rep in keep:
-                findings.extend(_CHECK_OUTPUT(out))
-                return [_kept(t) for t in as_output_list(out)]
-            return None
-
         main = self.main
-        assert main is not None
-        rep_seeds = [int(s) for s in request.rep_seeds]
         current: list[Any] = []
+        next_seed: list[int | None] = [None]
+
+        def step(done: int) -> bool:
+            """Tells the judge repetition `done` returned; its answer says whether that output is
+            kept and gives the next repetition's seed (each secret arrives once it can no longer
+            be used ahead of its repetition)."""
+            answer = ask(TimedStep(done))
+            next_seed[0] = answer.seed
+            return bool(answer.keep)
 
         def inputs_for(rep: int) -> list[Any]:
             current.clear()  # first, so the new set can take the freed memory (one set held at a time)
-            current.extend(self._inputs(main, rep_seeds[rep]))
+            if rep == 0:
+                step(-1)
+            seed = next_seed[0]
+            if seed is None:
+                raise RuntimeError(f"the judge sent no seed for timed repetition {rep}")
+            current.extend(self._inputs(main, int(seed)))
             return current
+
+        def watched(call: Callable[[], Any]) -> Any:
+            with monitor:
+                return call()
+
+        def on_output(rep: int, out: Any) -> Any:
+            shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
+            watched_elements.append(_largest_elements(current, shapes))
+            if not step(rep):
+                return None
+            findings.extend(_CHECK_OUTPUT(out))
+            return [_kept(t) for t in as_output_list(out)]
 
         self._release()
         with torch.no_grad():
             run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
-                               self.clock, on_output, watch)
+                               self.clock, on_output, watched)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
                      for f in monitor.findings(sum(watched_elements))]
         findings += self.guard.check("timing")

@@ -267,14 +267,42 @@ class KernelRelease(Request):
 
 @dataclass(frozen=True)
 class KernelTime(Request):
+    """The timed repetitions' seeds and which outputs are kept are not in it: the worker asks for
+    them one repetition at a time (`TimedStep`, answered by `TimedNext`), so no secret of a
+    repetition is in the kernel's process before that repetition starts."""
     op: ClassVar[str] = "time"
     warmup: int
     repetitions: int
     flush_l2: bool
-    rep_seeds: list[int]
     warm_seed: int
-    keep_reps: list[int]
-    watch_reps: list[int]
+
+
+STEP_KEY = "timed_step"
+
+
+@dataclass(frozen=True)
+class TimedStep:
+    """Within a `time` request, from the kernel's worker: repetition `done` has returned (-1:
+    none yet), and the next one's seed is wanted."""
+    done: int
+
+    def header(self) -> dict[str, Any]:
+        return {STEP_KEY: self.done}
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "TimedStep":
+        if set(header) != {STEP_KEY} or type(header[STEP_KEY]) is not int:
+            raise ProtocolViolation(f"a timed step must carry only an integer {STEP_KEY!r}: got keys {sorted(header)}")
+        return cls(header[STEP_KEY])
+
+
+@dataclass(frozen=True)
+class TimedNext(Request):
+    """The judge's answer to a `TimedStep`: whether the output of the repetition just done is kept
+    for the reference worker to check, and the next repetition's seed (None after the last)."""
+    op: ClassVar[str] = "timed_next"
+    keep: bool
+    seed: int | None
 
 
 @dataclass(frozen=True)
