@@ -280,6 +280,12 @@ class Judge:
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         if self.after_start is not None:
             self.after_start()
+        baseline: tuple[TimingFigures, BatchClock] | None = None
+        if will_time:
+            # Timed before kernel.py is imported: no code of this scoring's kernel exists yet that
+            # could slow the reference (stop it, starve it) while its baseline is measured.
+            self._settle()
+            baseline = ref.measure_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
         # Building the task's models is host work; the worker locks the GPU itself for the hold.
         self._setup(worker, ref)
         # Importing kernel.py and building ModelNew on the host may compile extensions for a minute:
@@ -290,21 +296,17 @@ class Judge:
         score.correctness = outcome.result
         if outcome.failure:
             score.error = outcome.failure
-        if not will_time or outcome.failure or score.hacks:
+        if baseline is None or outcome.failure or score.hacks:
             return
-        if self.before_timing is not None:
-            with self._stage("settle"):
-                self.before_timing()
-        baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
+        self._settle()
+        base_figures, base_clock = baseline
         kernel = self._time_kernel(worker, ref)
-        score.timing = self._timing_result(baseline, kernel)
+        score.timing = self._timing_result(base_figures, kernel)
         self._record(score, self._timing_findings(kernel, score.timing, score.environment) + self._native_findings())
         if score.hacks:
             return
-        base_ms = score.timing.baseline_ms or 0.0
         times = score.timing.kernel_times_ms
         with self._stage("judge_clock"):
-            base_clock = ref.baseline_batch(base_ms)
             best: BatchClock | None = None
             for batch in range(_BATCH_TRIES):
                 if batch:
@@ -322,6 +324,11 @@ class Judge:
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         self._record(score, clock_findings(times, best, self.device.type))
+
+    def _settle(self) -> None:
+        if self.before_timing is not None:
+            with self._stage("settle"):
+                self.before_timing()
 
     # --- kernel worker ----------------------------------------------------------------------
     def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,

@@ -11,6 +11,7 @@ cross a process boundary and no reference output ever reaches the kernel's proce
 from __future__ import annotations
 
 import copy
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -98,12 +99,26 @@ class ReferenceRole:
         self.timed_expected: dict[int, list[torch.Tensor]] = {}
         self.bstate: BatchState | None = None
         self.timed_model: Any = None  # what the baseline is timed as (eager, or torch.compile'd)
+        self.continued = 0  # times this process was continued after a stop
+        self._count_stops()
         self.rule = Rule(1e-5, 1e-8, False)
         self.task: dict[str, Any] = {}
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
             self.clock.cuda_sync(self.device)
+
+    def _on_continue(self, _signum: int, _frame: Any) -> None:
+        self.continued += 1
+
+    def _count_stops(self) -> None:
+        """Counts every time this process is continued after a stop (SIGSTOP cannot be caught, but
+        the SIGCONT that ends it can): a baseline timed while stopped reads slower than it is, and
+        the judge re-times it or fails, instead of inflating the kernel's speedup."""
+        try:
+            signal.signal(signal.SIGCONT, self._on_continue)
+        except ValueError:  # not the main thread (a test driving the role in-process)
+            pass
 
     def _release(self) -> None:
         """Hands cached blocks back to the driver: the kernel's worker shares this GPU."""
@@ -273,9 +288,11 @@ class ReferenceRole:
             return None
 
         warm = make_inputs(self.main.module, self.main.seeds[0], self.device)
+        continued = self.continued
         with torch.no_grad():
             run = time_forward(model, warm, self._timed_inputs, plan, self.device, self.clock, on_output)
-        return {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms}, None
+        return {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
+                "continued_before": continued, "continued": self.continued}, None
 
     # --- the judge-clocked batch -----------------------------------------------------------
     def batch_setup(self, request: ReferenceBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -299,8 +316,8 @@ class ReferenceRole:
         if self.device.type == "cpu":
             # On a CPU the kernel's batch reaches the judge as a payload file inside its clock; the
             # calibration ships the same slabs, so that transfer is not counted as the kernel's work.
-            return {"ok": True}, {"slabs": self.bstate.slabs}
-        return {"ok": True}, None
+            return {"ok": True, "continued": self.continued}, {"slabs": self.bstate.slabs}
+        return {"ok": True, "continued": self.continued}, None
 
     def batch_collect(self, request: ReferenceBatchCollect, _payload: Any) -> tuple[dict[str, Any], Any]:
         """After the baseline's batch: the secret positions, the reference values there, and the
