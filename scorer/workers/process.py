@@ -93,6 +93,9 @@ def describe_exit(returncode: int, timed_out: bool) -> tuple[str, str]:
     """(kind, text) for a worker that ended without answering."""
     if timed_out:
         return "timeout", "killed after the time limit"
+    if returncode == forkserver.STATUS_LOST:
+        return "crash", ("the worker ended and its exit status is lost: the fork server that started it was killed "
+                         "or stopped (a process under the scorer's uid signalled it)")
     if returncode < 0:
         sig = -returncode
         if sig in (signal.SIGSEGV, signal.SIGBUS):
@@ -164,7 +167,8 @@ class WorkerProcess:
 
     def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:
         assert self.spool is not None
-        cmd = [sys.executable, "-m", "scorer.workers.entry"] + forkserver.worker_arguments(
+        # `-P`: the worker's working directory (the kernel's, for a kernel worker) is not on sys.path.
+        cmd = [sys.executable, forkserver.SAFE_PATH, "-m", "scorer.workers.entry"] + forkserver.worker_arguments(
             self.role, child_in, child_out, str(self.spool.path), self.warm_device)
         with open(self.dirs.log_path, "ab") as log:
             return subprocess.Popen(
