@@ -13,17 +13,7 @@ import pytest
 
 from scorer.workers import forkserver
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
-
-
-@pytest.fixture
-def fresh_server(monkeypatch: pytest.MonkeyPatch):
-    """This test's own server (another test may have left one running or dropped it)."""
-    monkeypatch.setattr(forkserver, "_SERVER", None)
-    monkeypatch.setattr(forkserver, "_FAILURES", 0)
-    monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
-    yield
-    if forkserver._SERVER is not None:
-        forkserver._SERVER.close()
+from tests.scorer.test_forkserver import fresh_server  # noqa: F401  (the fixture: a server of the test's own)
 
 
 def _plant(cwd: Path) -> Path:
