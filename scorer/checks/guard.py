@@ -227,26 +227,49 @@ def _make_hook(rec: _Recorder, getframe: Callable[..., Any]) -> Callable[[str, t
     return hook
 
 
+# Library code that acts on its own account when a kernel's call reaches it: compilers, loaders
+# and their caches (Triton's JIT compiling, loading or interpreting a kernel; torch's extension
+# builder, inductor, dynamo). An event under one of these is not the kernel's doing.
+_OWN_ACCOUNT = tuple(os.sep + os.path.join(*parts) for parts in (
+    ("triton", ""), ("torch", "_inductor", ""), ("torch", "_dynamo", ""), ("torch", "utils", "cpp_extension.py")))
+
+
 def _kernel_line(getframe: Callable[..., Any], kernel_files: frozenset[str], stdlib: tuple[str, ...],
                  wrappers: tuple[str, ...] | None) -> int | None:
     """Line in kernel.py that caused the event: the nearest caller frame is the kernel's, or only
-    standard-library frames (`wrappers`: only those files; `()`: none) separate the two. Library
-    frames (torch, triton) in between mean the library acted on its own account (compiling,
-    caching) and the event is not the kernel's."""
+    pass-through frames separate the two. Library frames (torch helpers and the like) pass the
+    event through: a kernel that calls a torch helper to open a file, or to read frames that
+    `inspect` handed it, did it itself. Standard-library frames pass it through only for events
+    the stdlib raises on the kernel's behalf (`wrappers` None: any; a tuple: only those files;
+    `()`: none, the kernel itself must be the caller). A compiler's or loader's frame in between
+    (`_OWN_ACCOUNT`) means the library acted on its own account and the event is not the kernel's."""
     try:
         frame = getframe(2)
     except ValueError:
         return None
     depth = 0
+    # Frame events: a library reading its own caller's location (torch recording where an op was
+    # registered, a lazy call keeping its traceback) is bookkeeping; frames handed out by `inspect`
+    # carry their locals to whoever called it, so a library frame that got them from inspect
+    # passes the event on to the kernel that called the library.
+    via_inspect = False
     while frame is not None and depth < _MAX_FRAMES:
         filename = frame.f_code.co_filename
         if filename in kernel_files:
             return frame.f_lineno
-        if wrappers is None:
-            if not ((filename.startswith(stdlib) and "-packages" not in filename) or filename.startswith("<frozen")):
+        if wrappers == ():
+            return None
+        library = "-packages" + os.sep in filename
+        if library:
+            if any(part in filename for part in _OWN_ACCOUNT) or (wrappers is not None and not via_inspect):
+                return None
+        elif wrappers is None:
+            if not (filename.startswith(stdlib) or filename.startswith("<frozen")):
                 return None
         elif not filename.endswith(wrappers):
             return None
+        else:
+            via_inspect = via_inspect or filename.endswith("inspect.py")
         frame = frame.f_back
         depth += 1
     return None
@@ -365,17 +388,20 @@ class RuntimeGuard:
         self._armed = True
 
     def _allowed_dirs(self) -> tuple[str, ...]:
-        # The kernel's own folder (caches live inside it), the interpreter's libraries (imports
-        # from kernel code open them) and device files. The scorer's tree is denied separately,
-        # even where it lies under one of these.
+        """Prefixes of the paths a kernel may open: the kernel's own folder (caches live inside it),
+        the interpreter's libraries (imports from kernel code open them) and device files. The
+        scorer's tree is denied separately, even where it lies under one of these. A folder ends in
+        a separator, so its sibling that merely shares the prefix (`tmp-judge` beside `tmp`) is not
+        allowed with it; the device nodes are named by prefix on purpose (/dev/nvidia0, -ctl, -uvm)."""
         dirs = [self.kernel_path.resolve().parent]
         for var in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TMPDIR", "TRITON_HOME"):
             if os.environ.get(var):
                 dirs.append(Path(os.environ[var]))
-        dirs += [Path.home() / ".triton", Path("/dev/null"), Path("/dev/nvidia"), Path("/dev/dri"),
-                 Path("/usr/local/cuda"), Path(sys.prefix), Path(sys.base_prefix)]
+        dirs += [Path.home() / ".triton", Path("/dev/dri"), Path("/usr/local/cuda"), Path(sys.prefix),
+                 Path(sys.base_prefix)]
         dirs += [Path(p) for p in sys.path if p and Path(p).is_dir() and str(Path(p).resolve()) != _SCORER_ROOT]
-        return tuple(str(d.resolve()) for d in dirs)
+        folders = tuple(str(d.resolve()).rstrip(os.sep) + os.sep for d in dirs)
+        return folders + ("/dev/null", "/dev/nvidia")
 
     @staticmethod
     def _warm_thread_pool() -> None:

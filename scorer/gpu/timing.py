@@ -70,11 +70,6 @@ class TimingPlan:
     warmup: int
     repetitions: int
     flush_l2: bool
-    # Repetitions whose outputs are returned for checking (chosen by the judge, secret beforehand).
-    keep_reps: tuple[int, ...] = ()
-    # Repetitions followed by one extra, untimed call on the same inputs through `watch` (the
-    # library-call monitor), so a kernel cannot behave one way while checked and another while timed.
-    watch_reps: tuple[int, ...] = ()
 
 
 @dataclass
@@ -120,13 +115,14 @@ def time_forward(
     device: torch.device,
     clock: Clock,
     on_output: Callable[[int, Any], Any] | None = None,
-    watch: Callable[[Callable[[], Any]], None] | None = None,
+    around: Callable[[Callable[[], Any]], Any] | None = None,
 ) -> TimingRun:
     """Time `fn` over `plan.repetitions` reps; the warm-up calls it on `warm_inputs`, rep r on
     fresh inputs `inputs_for(r)` (drawn outside the timed region: a cache keyed by content,
-    pointer or tensor version never sees the same inputs twice). After each rep in
-    `plan.watch_reps`, `watch` is handed one more call of fn on that rep's inputs, outside the timed
-    region and not measured."""
+    pointer or tensor version never sees the same inputs twice). `on_output(rep, out)` runs
+    outside the timed region; what it returns, unless None, is kept for that rep. `around`, if
+    given, wraps every timed call (the kernel's: the library-call monitor watches each one, so no
+    timed call differs from a watched one)."""
     flush = _Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
@@ -145,7 +141,6 @@ def time_forward(
         if i >= plan.warmup:
             sync()  # time the warm-up by completed work, not by launches queued
     sync()
-    keep, watched = set(plan.keep_reps), set(plan.watch_reps)
     kept: dict[int, Any] = {}
     host_ms: list[float] = []
     events: list[tuple[Any, Any, Any, Any]] = []
@@ -166,18 +161,18 @@ def time_forward(
         args = inputs_for(rep)
         flush(rep)
         sync()
-        rep_events, rep_host_ms, out = rep_clock.run(lambda: fn(*args))
+        call = (lambda: around(lambda: fn(*args))) if around is not None else (lambda: fn(*args))
+        rep_events, rep_host_ms, out = rep_clock.run(call)
         if hold is not None:
             events.append(rep_events)
         host_ms.append(rep_host_ms)
         # Outside the timed region: inspecting or copying the output must not count as work.
         if on_output is not None:
-            out = on_output(rep, out)
-        if rep in keep:
-            kept[rep] = out
+            keep = on_output(rep, out)
+            if keep is not None:
+                kept[rep] = keep
+            del keep
         del out
-        if watch is not None and rep in watched:
-            watch(lambda: fn(*args))
     if hold is not None:
         calibrate()
         sync()

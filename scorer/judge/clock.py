@@ -72,3 +72,20 @@ def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -
                         f"round trip and {clock.overhead_ms_per_call:.3g} ms a call for inputs and copies; allowed down to "
                         f"bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
     return []
+
+
+def baseline_problem(times_ms: list[float], clock: BatchClock, device_type: str) -> str | None:
+    """Why the reference worker's reported baseline cannot be used, or None. The reference is
+    trusted code, but it can be slowed from outside (stopped, starved): its median reads slower
+    than its own batch under the judge's clock allows, the same margins as for a kernel, reversed."""
+    if not times_ms:
+        return "the reference worker reported no baseline times"
+    median = statistics.median(times_ms)
+    ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
+    bound = clock.bound_ms()
+    allowed = bound * ratio + slack
+    if median > allowed:
+        return (f"the reference worker reported a baseline of {median:.4g} ms a call (median), but the judge's own "
+                f"clock measured {bound:.4g} ms a call over its batch of {clock.calls} calls (allowed up to bound x "
+                f"{ratio:g} + {slack:g} ms = {allowed:.4g} ms): the baseline was slowed while it was timed")
+    return None

@@ -5,7 +5,9 @@ that a scoring session scores (scorer/judge/session.py); one kernel's scoring ma
 
 from __future__ import annotations
 
+import logging
 import secrets
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +16,19 @@ from typing import Any
 from scorer.judge.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken
 from scorer.gpu.lock import hold_gpu
-from scorer.judge.clock import BatchClock, median_round_trip_ms
+from scorer.judge.clock import BatchClock, baseline_problem, median_round_trip_ms
+from scorer.judge.stopwatch import STOPPED_S, StopWatch
 from scorer.options import ScoreOptions
-from scorer.workers.protocol import Frame
+from scorer.workers.protocol import (Frame, Ping, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,
+                                     ReferenceEnvironment, ReferencePrepare, ReferenceTime, Request)
 from scorer.tasks.suites import Suite, Task
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
+log = logging.getLogger("kernelarena.scorer")
 _ROUND_TRIP_PINGS = 9
+# A baseline found slowed (the worker stopped while timed, or slower than the judge's clock allows)
+# is measured again this many times in all before the scoring fails as broken.
+_BASELINE_TRIES = 2
 # Calibration runs of drawing inputs and copying outputs; the fastest counts.
 _CALIBRATIONS = 3
 
@@ -83,6 +91,8 @@ class ReferenceService:
         self.worker = worker or WorkerProcess("reference", WorkerDirs.create(base, "reference"), warm_device=device.type)
         if self.worker.proc is None:
             self.worker.start()
+        assert self.worker.proc is not None
+        self.stopwatch = StopWatch(self.worker.proc.pid)
         self.prepared: Prepared | None = None
         self.baseline: TimingFigures | None = None
         self.baseline_clock: BatchClock | None = None
@@ -93,6 +103,7 @@ class ReferenceService:
 
     def close(self) -> None:
         # A dying CUDA context frees its memory on the GPU: not while another scorer times there.
+        self.stopwatch.close()
         with hold_gpu(self.gpu_key() if self._device_env else None, shared=True):
             self.worker.close()
 
@@ -105,11 +116,16 @@ class ReferenceService:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
         return str(self._device_env.get("gpu_uuid") or f"cuda-{visible}")
 
-    def request(self, stage: str, header: dict[str, Any], payload: Any = None, timeout_s: float | None = None) -> Frame:
+    def request(self, stage: str, request: Request, payload: Any = None, timeout_s: float | None = None) -> Frame:
         start = time.perf_counter()
         try:
-            reply = self.worker.request(header, payload, timeout_s or self.options.reference_s)
+            with self.stopwatch:
+                reply = self.worker.request(request.header(), payload, timeout_s or self.options.reference_s)
         except WorkerFailure as exc:
+            if self.stopwatch.fired:
+                raise ScorerBroken(f"reference worker for task '{self.task.id}' was stopped (SIGSTOP or a tracer) for "
+                                   f"{STOPPED_S:g} s in {stage} and was ended: something outside the scorer stops it "
+                                   "(a process left by an earlier kernel?)") from None
             tail = self.worker.log_tail().strip()
             raise ScorerBroken(f"reference worker for task '{self.task.id}' failed in {stage}: {exc.message}"
                                + (f"\n--- worker log (tail) ---\n{tail}" if tail else "")) from None
@@ -125,19 +141,20 @@ class ReferenceService:
     def prepare(self) -> Prepared:
         if self.prepared is not None:
             return self.prepared
-        self.request("reference_spawn", {"op": "ping"})
-        self._device_env = dict(self.request("reference_spawn", {"op": "environment", "device": str(self.device)})
+        self.request("reference_spawn", Ping())
+        self._device_env = dict(self.request("reference_spawn", ReferenceEnvironment(str(self.device)))
                                 .header.get("environment", {}))
         t = self.task.tolerance
-        header = {"op": "prepare", "task_path": str(self.task.path), "device": str(self.device),
-                  "overrides": self.overrides, "init_seed": self.plan.init_seed, "seeds": self.plan.seeds,
-                  "alt_shapes": self.plan.alt_shapes, "fp64": self.task.dtype in (None, "float32"),
-                  "rule": {"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
-                  "task": {"dtype": self.task.dtype, "category": self.task.category},
-                  # The worker takes the lock's shared side itself around its GPU work (another
-                  # scorer's timing must not run beside it), not around building the models.
-                  "gpu_lock": self.gpu_key()}
-        h = self.request("reference", header).header
+        request = ReferencePrepare(
+            task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
+            init_seed=self.plan.init_seed, seeds=self.plan.seeds, alt_shapes=self.plan.alt_shapes,
+            fp64=self.task.dtype in (None, "float32"),
+            rule={"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
+            task={"dtype": self.task.dtype, "category": self.task.category},
+            # The worker takes the lock's shared side itself around its GPU work (another scorer's
+            # timing must not run beside it), not around building the models.
+            gpu_lock=self.gpu_key())
+        h = self.request("reference", request).header
         for step, seconds in dict(h.get("steps_s") or {}).items():
             self.durations[f"reference_{step}_worker"] = round(float(seconds), 4)
         self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
@@ -147,46 +164,68 @@ class ReferenceService:
                                  int(h.get("output_bytes", 0)), h.get("free_bytes"))
         return self.prepared
 
-    def time_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> TimingFigures:
-        if self.baseline is not None:
-            return self.baseline
-        header = {"op": "time", "warmup": warmup, "repetitions": repetitions, "flush_l2": flush_l2,
-                  "rep_seeds": self.plan.rep_seeds, "keep_reps": self.plan.keep_reps, "baseline": self.suite.baseline}
+    def measure_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> tuple[TimingFigures, BatchClock]:
+        """The baseline's timed repetitions and its batch under the judge's clock, checked against
+        each other and against stops of the worker; re-measured once where either shows the
+        baseline was slowed, and a scoring failure (ScorerBroken) where it still does: a slowed
+        baseline would inflate every kernel's speedup."""
+        if self.baseline is not None and self.baseline_clock is not None:
+            return self.baseline, self.baseline_clock
+        problem = ""
+        for attempt in range(_BASELINE_TRIES):
+            figures, continued_from = self._time_baseline(warmup, repetitions, flush_l2)
+            clock, continued_to = self._baseline_batch(figures.times_ms)
+            stops = continued_to - continued_from
+            if stops > 0:
+                problem = (f"the reference worker was stopped and continued {stops} time(s) while its baseline was "
+                           "timed (something outside the scorer stops it)")
+            else:
+                problem = baseline_problem(figures.times_ms, clock, self.device.type) or ""
+            if not problem:
+                self.baseline, self.baseline_clock = figures, clock
+                return figures, clock
+            log.warning("baseline of task %s slowed (attempt %d): %s", self.task.id, attempt + 1, problem)
+        raise ScorerBroken(f"the baseline of task '{self.task.id}' cannot be trusted: {problem}")
+
+    def _time_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> tuple[TimingFigures, int]:
+        request = ReferenceTime(warmup=warmup, repetitions=repetitions, flush_l2=flush_l2,
+                                rep_seeds=self.plan.rep_seeds, keep_reps=self.plan.keep_reps,
+                                baseline=self.suite.baseline)
         with hold_gpu(self.gpu_key()):
-            h = self.request("baseline_timing", header, timeout_s=self.options.timing_s).header
-        self.baseline = TimingFigures(h["timer"], h["times_ms"], h["host_times_ms"])
-        return self.baseline
+            h = self.request("baseline_timing", request, timeout_s=self.options.timing_s).header
+        return TimingFigures(h["timer"], h["times_ms"], h["host_times_ms"]), int(h["continued_before"])
 
     def round_trip_ms(self) -> float:
         samples = []
         for _ in range(_ROUND_TRIP_PINGS):
             t0 = time.perf_counter()
-            self.request("round_trip", {"op": "ping"})
+            self.request("round_trip", Ping())
             samples.append((time.perf_counter() - t0) * 1e3)
         return median_round_trip_ms(samples)
 
-    def baseline_batch(self, baseline_ms: float) -> BatchClock:
+    def _baseline_batch(self, times_ms: list[float]) -> tuple[BatchClock, int]:
         """The baseline's judge-timed batch (its bound is reported beside the kernel's) and the
-        calibration of drawing inputs and copying outputs; then the secret positions are read."""
-        if self.baseline_clock is not None:
-            return self.baseline_clock
+        calibration of drawing inputs and copying outputs; then the secret positions are read.
+        Also the worker's count of stops by the end of its batch."""
+        baseline_ms = statistics.median(times_ms) if times_ms else 0.0
         prepared = self.prepare()
         calls = batch_calls(self.device.type, baseline_ms, prepared.output_bytes, prepared.free_bytes)
         self._draw_batch_seeds(calls)
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
-            self.request("reference_batch", {"op": "batch_setup", "calls": calls, "seeds": self.plan.batch_seeds})
+            self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds))
             # The least of a few: a calibration slowed by another process would lower every bound.
-            overhead_ms = min(self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "regen"},
+            overhead_ms = min(self._timed(lambda: self.request("reference_batch", ReferenceBatch("regen"),
                                                                 timeout_s=timeout)) for _ in range(_CALIBRATIONS))
             self.overhead_ms_per_call = max(0.0, (overhead_ms - rtt) / calls)
-            total_ms = self._timed(lambda: self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout))
+            replies: list[Frame] = []
+            total_ms = self._timed(lambda: replies.append(self.request("reference_batch", ReferenceBatch("forward"),
+                                                                       timeout_s=timeout)))
         with hold_gpu(self.gpu_key(), shared=True):
-            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63), "challenge": self.plan.challenge})
-        self.baseline_clock = BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call)
+            self.request("reference_batch", ReferenceBatchCollect(secrets.randbits(63), self.plan.challenge))
         self.rtt_ms = rtt
-        return self.baseline_clock
+        return BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call), int(replies[0].header["continued"])
 
     def _draw_batch_seeds(self, calls: int) -> None:
         self.plan.batch_seeds = [secrets.randbits(31) for _ in range(calls)]
@@ -200,15 +239,13 @@ class ReferenceService:
         """New secret seeds, positions and challenged rows for another kernel batch, with the
         reference's values there (its batch on them, untimed). A kernel's second batch must not
         see the first one's inputs again: it could return outputs it cached from them."""
-        assert self.baseline_clock is not None, "baseline_batch first"
+        assert self.baseline_clock is not None, "measure_baseline first"
         self._draw_batch_seeds(len(self.plan.batch_seeds))
         timeout = self.options.timing_s
         with hold_gpu(self.gpu_key(), shared=True):
-            self.request("reference_batch", {"op": "batch_setup", "calls": len(self.plan.batch_seeds),
-                                             "seeds": self.plan.batch_seeds})
-            self.request("reference_batch", {"op": "batch", "mode": "forward"}, timeout_s=timeout)
-            self.request("reference_batch", {"op": "batch_collect", "positions_seed": secrets.randbits(63),
-                                             "challenge": self.plan.challenge})
+            self.request("reference_batch", ReferenceBatchSetup(len(self.plan.batch_seeds), self.plan.batch_seeds))
+            self.request("reference_batch", ReferenceBatch("forward"), timeout_s=timeout)
+            self.request("reference_batch", ReferenceBatchCollect(secrets.randbits(63), self.plan.challenge))
 
     @staticmethod
     def _timed(call: Any) -> float:

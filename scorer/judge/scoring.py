@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import secrets
 import shutil
 import sys
 import tempfile
@@ -36,8 +35,11 @@ from scorer.judge.batch import batch_calls
 from scorer.gpu.lock import hold_gpu, waited_s
 from scorer.judge.clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
-from scorer.workers.protocol import Frame
+from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
+                                     KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
+                                     ReferenceCompareTimed, ReferenceSample, ReferenceVerifyBatch, Request)
 from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
+from scorer.judge.rep_feed import RepFeed
 from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
@@ -45,10 +47,6 @@ from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
-# Timed repetitions followed by a call under the library-call monitor. A kernel that switches to
-# library compute on a share f of the timed calls goes unseen with probability (1 - f) ** N; to move
-# the median f must be at least 1/2, so 6 calls leave it under 2%.
-_WATCHED_REPS = 6
 # A bound that reads too slow is measured again on fresh secret seeds, and the fastest batch
 # counts: each batch is real, verified work, so the fastest is still a bound, while an honest
 # kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
@@ -156,15 +154,15 @@ def _private_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _shipped(reply: Frame) -> tuple[dict[str, Any], Any]:
+def _shipped(reply: Frame) -> tuple[dict[str, Any] | None, Any]:
     """What the kernel worker shipped for the reference worker, passed on as it came: CUDA IPC
     descriptors (the reference worker validates them), or the payload the judge already read."""
     shared = reply.header.get("shared")
     if shared is not None:
         if not isinstance(shared, dict):
             raise StageFailure("runtime_error", "the kernel worker sent a malformed reply (shared outputs)")
-        return {"shared": shared}, None
-    return {}, reply.payload
+        return shared, None
+    return None, reply.payload
 
 
 def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> WorkerProcess:
@@ -279,9 +277,15 @@ class Judge:
         except ReferenceUnfit as exc:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
-        self._ask(worker, "kernel_spawn", {"op": "ping"}, None, self.options.load_s)
+        self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         if self.after_start is not None:
             self.after_start()
+        baseline: tuple[TimingFigures, BatchClock] | None = None
+        if will_time:
+            # Timed before kernel.py is imported: no code of this scoring's kernel exists yet that
+            # could slow the reference (stop it, starve it) while its baseline is measured.
+            self._settle()
+            baseline = ref.measure_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
         # Building the task's models is host work; the worker locks the GPU itself for the hold.
         self._setup(worker, ref)
         # Importing kernel.py and building ModelNew on the host may compile extensions for a minute:
@@ -292,21 +296,17 @@ class Judge:
         score.correctness = outcome.result
         if outcome.failure:
             score.error = outcome.failure
-        if not will_time or outcome.failure or score.hacks:
+        if baseline is None or outcome.failure or score.hacks:
             return
-        if self.before_timing is not None:
-            with self._stage("settle"):
-                self.before_timing()
-        baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
+        self._settle()
+        base_figures, base_clock = baseline
         kernel = self._time_kernel(worker, ref)
-        score.timing = self._timing_result(baseline, kernel)
+        score.timing = self._timing_result(base_figures, kernel)
         self._record(score, self._timing_findings(kernel, score.timing, score.environment) + self._native_findings())
         if score.hacks:
             return
-        base_ms = score.timing.baseline_ms or 0.0
         times = score.timing.kernel_times_ms
         with self._stage("judge_clock"):
-            base_clock = ref.baseline_batch(base_ms)
             best: BatchClock | None = None
             for batch in range(_BATCH_TRIES):
                 if batch:
@@ -325,11 +325,17 @@ class Judge:
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         self._record(score, clock_findings(times, best, self.device.type))
 
+    def _settle(self) -> None:
+        if self.before_timing is not None:
+            with self._stage("settle"):
+                self.before_timing()
+
     # --- kernel worker ----------------------------------------------------------------------
-    def _ask(self, worker: WorkerProcess, stage: str, header: dict[str, Any], payload: Any, timeout_s: float) -> Any:
+    def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,
+             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Any:
         with self._stage(stage):
             try:
-                reply = worker.request(header, payload, timeout_s)
+                reply = worker.request(request.header(), payload, timeout_s, answer)
             except WorkerFailure as exc:
                 raise _failure_from_worker(exc, worker, stage) from None
         if not reply.header.get("ok"):
@@ -345,9 +351,9 @@ class Judge:
 
     def _setup(self, worker: WorkerProcess, ref: ReferenceService) -> None:
         plan = ref.plan
-        setup = {"op": "setup", "task_path": str(self.task.path), "device": str(self.device),
-                 "overrides": self.overrides, "alt_overrides": [a["overrides"] for a in plan.alt_shapes],
-                 "init_seed": plan.init_seed, "policy": self.suite.policy.to_dict()}
+        setup = KernelSetup(task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
+                            alt_overrides=[a["overrides"] for a in plan.alt_shapes], init_seed=plan.init_seed,
+                            policy=self.suite.policy.to_dict())
         reply = self._ask(worker, "kernel_setup", setup, None, self.options.load_s)
         # Read by the judge while the worker is still trusted (kernel.py not imported yet).
         assert worker.proc is not None
@@ -358,7 +364,7 @@ class Judge:
     def _load(self, worker: WorkerProcess, score: Score) -> None:
         kernel_copy = worker.dirs.workdir / "kernel.py"
         shutil.copyfile(self.kernel_path, kernel_copy)
-        reply = self._ask(worker, "load", {"op": "load", "kernel_path": str(kernel_copy)}, None, self.options.load_s)
+        reply = self._ask(worker, "load", KernelLoad(str(kernel_copy)), None, self.options.load_s)
         with _untrusted_reply("load"):
             self._record(score, [Finding(**f) for f in reply.header.get("findings", [])])
 
@@ -375,25 +381,25 @@ class Judge:
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan
         # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/gpu/compile_gap.py).
-        header = {"op": "correctness", "output_specs": prepared.output_specs, "seeds": plan.seeds,
-                  "alt": [{"seed": a["seed"], "output_specs": specs}
-                          for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
-                  "gpu_lock": ref.gpu_key()}
-        reply = self._ask(worker, "correctness", header, None, self.options.correctness_s)
+        request = KernelCorrectness(output_specs=prepared.output_specs, seeds=plan.seeds,
+                                    alt=[{"seed": a["seed"], "output_specs": specs}
+                                         for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
+                                    gpu_lock=ref.gpu_key())
+        reply = self._ask(worker, "correctness", request, None, self.options.correctness_s)
         with self._stage("checks"), _untrusted_reply("correctness"):
             calls = list(reply.header.get("calls", []))
             if isinstance(reply.header.get("gpu_lock_wait_s"), (int, float)):
                 self.durations["correctness_gpu_lock_wait_worker"] = float(reply.header["gpu_lock_wait_s"])
             shipped, payload = _shipped(reply)
             # The reference worker takes the lock itself, as the kernel's did for its trials.
-            compare = {"op": "compare", "calls": calls, "alt_shapes": [a["overrides"] for a in plan.alt_shapes],
-                       "gpu_lock": ref.gpu_key(), **shipped}
+            compare = ReferenceCompare(calls=calls, alt_shapes=[a["overrides"] for a in plan.alt_shapes],
+                                       gpu_lock=ref.gpu_key(), shared=shipped)
             h = ref.request("compare", compare, payload).header
             for step, seconds in dict(h.get("steps_s") or {}).items():
                 self.durations[f"compare_{step}_worker"] = round(float(seconds), 4)
             # Read: the kernel's process frees them, so the baseline's timing on this GPU has that memory.
             with hold_gpu(ref.gpu_key(), shared=True):
-                self._ask(worker, "release", {"op": "release"}, None, self.options.correctness_s)
+                self._ask(worker, "release", KernelRelease(), None, self.options.correctness_s)
             if h.get("unreadable"):
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h['unreadable']}")
@@ -408,18 +414,21 @@ class Judge:
 
     def _time_kernel(self, worker: WorkerProcess, ref: ReferenceService) -> TimingFigures:
         plan = ref.plan
-        watch = sorted(secrets.SystemRandom().sample(range(self.repetitions), min(_WATCHED_REPS, self.repetitions)))
-        header = {"op": "time", "warmup": self.warmup, "repetitions": self.repetitions,
-                  "flush_l2": self.suite.timing.flush_l2, "rep_seeds": plan.rep_seeds, "warm_seed": plan.warm_seed,
-                  "keep_reps": plan.keep_reps, "watch_reps": watch}
+        request = KernelTime(warmup=self.warmup, repetitions=self.repetitions, flush_l2=self.suite.timing.flush_l2,
+                             warm_seed=plan.warm_seed)
+        # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
+        feed = RepFeed(plan.rep_seeds, plan.keep_reps)
         with hold_gpu(ref.gpu_key()):
-            reply = self._ask(worker, "timing", header, None, self.options.timing_s)
+            reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
+        if not feed.finished:
+            raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
+                                                f"{feed.done} of {len(plan.rep_seeds)}")
         h = reply.header
         with _untrusted_reply("timing"):
             findings = [Finding(**f) for f in h.get("findings", [])]
             shipped, payload = _shipped(reply)
             with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
-                checked = ref.request("compare_timed", {"op": "compare_timed", **shipped}, payload).header
+                checked = ref.request("compare_timed", ReferenceCompareTimed(shipped), payload).header
             findings += [Finding(**f) for f in checked.get("findings", [])]
             times = [float(t) for t in h["times_ms"]]
             host = [float(t) for t in h["host_times_ms"]]
@@ -437,26 +446,27 @@ class Judge:
         calls = min(len(plan.batch_seeds), batch_calls(self.device.type, reported_ms, prepared.output_bytes,
                                                        prepared.free_bytes))
         with _untrusted_reply("batch"), hold_gpu(ref.gpu_key()):
-            reply = self._ask(worker, "batch_setup", {"op": "batch_setup", "calls": calls, "warm_seed": plan.warm_seed,
-                                                      "output_specs": prepared.output_specs}, None, self.options.timing_s)
+            reply = self._ask(worker, "batch_setup", KernelBatchSetup(calls=calls, warm_seed=plan.warm_seed,
+                                                                      output_specs=prepared.output_specs),
+                              None, self.options.timing_s)
             shipped, _ = _shipped(reply)
             if shipped:
-                ref.request("batch_attach", {"op": "attach", **shipped})
+                ref.request("batch_attach", ReferenceAttach(shipped))
             # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
             # follows it at once, with the GPU held by this scoring alone.
             t0 = time.perf_counter()
-            reply = self._ask(worker, "batch", {"op": "batch", "seeds": plan.batch_seeds[:calls]}, None,
+            reply = self._ask(worker, "batch", KernelBatch(plan.batch_seeds[:calls]), None,
                               self.options.timing_s)
             # On a CPU the slabs arrived with the reply, read into the judge's private memory: what the
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
             host_copy_ms = (time.perf_counter() - t0) * 1e3 if self.device.type == "cpu" else None
-            sampled = ref.request("batch_sample", {"op": "sample"}, reply.payload).header
+            sampled = ref.request("batch_sample", ReferenceSample(), reply.payload).header
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
             if sampled.get("error"):
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
             with hold_gpu(ref.gpu_key(), shared=True):
-                verdict = ref.request("batch_verify", {"op": "verify_batch"}).header
+                verdict = ref.request("batch_verify", ReferenceVerifyBatch()).header
             findings = [Finding(**f) for f in verdict.get("findings", [])]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call), findings
 

@@ -20,9 +20,10 @@ import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
-from scorer.workers.protocol import Spool, recv_frame, send_frame  # noqa: E402
+from scorer.workers.protocol import (KERNEL_REQUESTS, REFERENCE_REQUESTS, Exit, Ping, ProtocolViolation,  # noqa: E402
+                                     Request, Spool, TimedNext, TimedStep, parse_request, recv_frame, send_frame)
 
-Handler = Callable[[dict[str, Any], Any], tuple[dict[str, Any], Any]]
+Handler = Callable[[Any, Any], tuple[dict[str, Any], Any]]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -35,7 +36,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _role_handlers(role: str) -> dict[str, Handler]:
+def _asker(in_fd: int, out_fd: int, spool: Spool) -> Callable[[TimedStep], TimedNext]:
+    """One message to the judge and its answer, inside the request being handled."""
+
+    def ask(step: TimedStep) -> TimedNext:
+        send_frame(out_fd, step.header())
+        header = recv_frame(in_fd, spool=spool, trusted=True).header
+        if header.get("op") != TimedNext.op:
+            raise ProtocolViolation(f"expected {TimedNext.op!r} from the judge, got {header.get('op')!r}")
+        return TimedNext.parse(header)
+
+    return ask
+
+
+def _role_handlers(role: str, ask: Callable[[TimedStep], TimedNext]) -> dict[str, Handler]:
     if role == "reference":
         from scorer.workers.reference_role import ReferenceRole
 
@@ -45,7 +59,7 @@ def _role_handlers(role: str) -> dict[str, Handler]:
                 "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
     from scorer.workers.kernel_role import KernelRole
 
-    ker = KernelRole(_CLOCK)
+    ker = KernelRole(_CLOCK, ask)
     return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
             "time": ker.time,
             "batch_setup": ker.batch_setup, "batch": ker.batch}
@@ -75,28 +89,30 @@ def warm_device(device: str) -> None:
 
 
 def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> int:
-    handlers = _role_handlers(role)
+    handlers = _role_handlers(role, _asker(in_fd, out_fd, spool))
     warm_device(warm)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
     os.set_inheritable(in_fd, False)
     os.set_inheritable(out_fd, False)
+    requests = REFERENCE_REQUESTS if role == "reference" else KERNEL_REQUESTS
     while True:
         frame = recv_frame(in_fd, spool=spool, trusted=True)
-        op = frame.header.get("op")
         reply_file = str(frame.header.get("reply_file", "reply.pt"))
-        if op == "exit":
+        try:
+            request: Request = parse_request(frame.header, requests)
+        except ProtocolViolation as exc:
+            send_frame(out_fd, {"ok": False, "kind": "protocol", "error": str(exc)})
+            continue
+        if isinstance(request, Exit):
             return 0
-        if op == "ping":
+        if isinstance(request, Ping):
             # Answered once imports are done, so the judge can tell start-up cost from work.
             send_frame(out_fd, {"ok": True, "worker_s": 0.0})
             continue
-        handler = handlers.get(str(op))
-        if handler is None:
-            send_frame(out_fd, {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"})
-            continue
+        handler = handlers[request.op]
         started = _CLOCK.perf_counter()
         try:
-            header, payload = handler(frame.header, frame.payload)
+            header, payload = handler(request, frame.payload)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             send_frame(out_fd, {"ok": False, "kind": "runtime_error",

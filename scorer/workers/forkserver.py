@@ -41,6 +41,12 @@ class ForkServerError(Exception):
     """The server did not start or answer: the worker starts with exec instead."""
 
 
+# The exit status of a worker whose fork server is gone (killed or stopped): the server reaped it,
+# or it was reparented and reaped elsewhere, so its real status cannot be known. No exit code or
+# signal reads as this value.
+STATUS_LOST = 256
+
+
 class ForkedProcess:
     """The few parts of subprocess.Popen a WorkerProcess uses, for a child of the fork server."""
 
@@ -125,7 +131,7 @@ class ForkServer:
         try:
             reply = self._ask({"op": "status", "pid": pid})
         except ForkServerError:
-            return None if _alive(pid) else 1
+            return None if _alive(pid) else STATUS_LOST
         return reply.get("returncode")
 
     def close(self) -> None:
@@ -195,8 +201,15 @@ def _retire(broken: ForkServer) -> None:
         pass
 
 
+# `-P` (safe path): the working directory is not put first on sys.path. The judge's working
+# directory is whatever the user's shell had, writable by a kernel under the same uid; a
+# `scorer/__init__.py` planted there would otherwise be imported by the next server instead of ours
+# (the scorer is found through PYTHONPATH, which names its checkout).
+SAFE_PATH = "-P"
+
+
 def _command() -> list[str]:
-    return [sys.executable, "-m", "scorer.workers.forkserver"]
+    return [sys.executable, SAFE_PATH, "-m", "scorer.workers.forkserver"]
 
 
 def worker_arguments(role: str, in_fd: int, out_fd: int, spool: str, warm_device: str) -> list[str]:

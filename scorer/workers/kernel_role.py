@@ -35,6 +35,8 @@ from scorer.checks.poison import poison_memory
 from scorer.tasks.suites import LibraryPolicy
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
 from scorer.gpu.timing import Clock, TimingPlan, time_forward
+from scorer.workers.protocol import (KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
+                                     KernelSetup, KernelTime, TimedNext, TimedStep)
 
 _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
@@ -127,8 +129,10 @@ class TaskVariant:
 
 
 class KernelRole:
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, ask: Callable[[TimedStep], TimedNext] | None = None) -> None:
         self.clock = clock
+        # A message to the judge, and its answer, in the middle of a request (the timed loop's).
+        self.ask = ask
         self.device = torch.device("cpu")
         self.init_seed = 0
         self.guard: RuntimeGuard | None = None
@@ -165,20 +169,20 @@ class KernelRole:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
-    def release(self, _header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def release(self, _request: KernelRelease, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The reference worker has read the shipped outputs: they are freed now."""
         self._release()
         return {"ok": True}, None
 
-    def setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def setup(self, request: KernelSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         """Everything that must not be touched by the kernel, before kernel.py is imported."""
-        self.device = torch.device(header["device"])
-        self.init_seed = int(header["init_seed"])
-        self.policy = LibraryPolicy.from_dict(header.get("policy"))
-        task_path = Path(header["task_path"])
-        self.main = self._variant(task_path, header.get("overrides", {}), "kernelarena_task")
+        self.device = torch.device(request.device)
+        self.init_seed = int(request.init_seed)
+        self.policy = LibraryPolicy.from_dict(request.policy)
+        task_path = Path(request.task_path)
+        self.main = self._variant(task_path, request.overrides, "kernelarena_task")
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
-                     for i, o in enumerate(header.get("alt_overrides", []))]
+                     for i, o in enumerate(request.alt_overrides)]
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -204,9 +208,9 @@ class KernelRole:
             model.load_state_dict(state_dict)
         return (model.to(self.device) if place else model), loaded
 
-    def load(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def load(self, request: KernelLoad, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None, "setup must come before load"
-        kernel_path = Path(header["kernel_path"])
+        kernel_path = Path(request.kernel_path)
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
@@ -284,15 +288,15 @@ class KernelRole:
             record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
         return record
 
-    def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def correctness(self, request: KernelCorrectness, _payload: Any) -> tuple[dict[str, Any], Any]:
         # The worker takes the lock's shared side itself (the judge passes its key), so that it can
         # let go while the kernel's first calls compile.
         waited = waited_s()
-        with shared_gpu_work(header.get("gpu_lock")) as lock:
+        with shared_gpu_work(request.gpu_lock) as lock:
             # Between trials a waiting timer goes first: it waits for one call, not for all of them.
             self._between_trials = between_pieces(lock, self._sync)
             try:
-                reply, payload = self._correctness(header)
+                reply, payload = self._correctness(request)
             finally:
                 self._between_trials = no_pause
             try:
@@ -302,15 +306,15 @@ class KernelRole:
         reply["gpu_lock_wait_s"] = round(waited_s() - waited, 4)
         return reply, payload
 
-    def _correctness(self, header: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    def _correctness(self, request: KernelCorrectness) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
         try:
             self.model = self.model.to(self.device)
         except Exception:
             return _error("runtime_error", "moving ModelNew to the device failed:\n" + traceback.format_exc())
         self.shipped = []
-        specs = _specs(header["output_specs"])
-        seeds = header["seeds"]
+        specs = _specs(request.output_specs)
+        seeds = request.seeds
         # Drawn one at a time (set 0 stays: the repeat and refill trials reuse its buffers), so a
         # published-size task holds two input sets here, not one per seed.
         first = self._inputs(self.main, seeds[0])
@@ -340,7 +344,7 @@ class KernelRole:
             del fresh
             records.append(self._call(self.model, first, specs, "refill-0-with-1"))
         del first
-        for j, alt in enumerate(header.get("alt", [])):
+        for j, alt in enumerate(request.alt):
             self._between_trials()
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
@@ -358,44 +362,55 @@ class KernelRole:
         args = self._inputs(variant, alt["seed"])
         return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
 
-    def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
-        assert self.model is not None and self.guard is not None
-        plan = TimingPlan(int(header["warmup"]), int(header["repetitions"]), bool(header["flush_l2"]),
-                          tuple(int(r) for r in header.get("keep_reps", ())),
-                          tuple(int(r) for r in header.get("watch_reps", ())))
+    def time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
+        assert self.model is not None and self.guard is not None and self.main is not None
+        assert self.ask is not None, "the timed loop asks the judge for each repetition's seed"
+        ask = self.ask
+        plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
         findings: list[Finding] = []
-        keep = set(plan.keep_reps)
-        # The first forward ran under the library-call monitor; these calls, among the timed
-        # repetitions, show whether a later call (one the kernel might guess is timed) differs.
+        # Every timed call runs under the library-call monitor (the first forward ran under it too):
+        # a kernel that computes honestly only on the calls it can tell are watched has no unwatched
+        # timed call left to fall back on.
         monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
         watched_elements: list[int] = []
-
-        def watch(call: Callable[[], Any]) -> None:
-            with monitor:
-                out = call()
-            shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
-            watched_elements.append(_largest_elements(current, shapes))
-
-        def on_output(rep: int, out: Any) -> Any:
-            if rep in keep:
-                findings.extend(_CHECK_OUTPUT(out))
-                return [_kept(t) for t in as_output_list(out)]
-            return None
-
         main = self.main
-        assert main is not None
-        rep_seeds = [int(s) for s in header["rep_seeds"]]
         current: list[Any] = []
+        next_seed: list[int | None] = [None]
+
+        def step(done: int) -> bool:
+            """Tells the judge repetition `done` returned; its answer says whether that output is
+            kept and gives the next repetition's seed (each secret arrives once it can no longer
+            be used ahead of its repetition)."""
+            answer = ask(TimedStep(done))
+            next_seed[0] = answer.seed
+            return bool(answer.keep)
 
         def inputs_for(rep: int) -> list[Any]:
             current.clear()  # first, so the new set can take the freed memory (one set held at a time)
-            current.extend(self._inputs(main, rep_seeds[rep]))
+            if rep == 0:
+                step(-1)
+            seed = next_seed[0]
+            if seed is None:
+                raise RuntimeError(f"the judge sent no seed for timed repetition {rep}")
+            current.extend(self._inputs(main, int(seed)))
             return current
+
+        def watched(call: Callable[[], Any]) -> Any:
+            with monitor:
+                return call()
+
+        def on_output(rep: int, out: Any) -> Any:
+            shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
+            watched_elements.append(_largest_elements(current, shapes))
+            if not step(rep):
+                return None
+            findings.extend(_CHECK_OUTPUT(out))
+            return [_kept(t) for t in as_output_list(out)]
 
         self._release()
         with torch.no_grad():
-            run = time_forward(self.model, self._inputs(main, header["warm_seed"]), inputs_for, plan, self.device,
-                               self.clock, on_output, watch)
+            run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
+                               self.clock, on_output, watched)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
                      for f in monitor.findings(sum(watched_elements))]
         findings += self.guard.check("timing")
@@ -409,22 +424,22 @@ class KernelRole:
         return header_out, payload
 
     # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
-    def batch_setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch_setup(self, request: KernelBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         self._release()
-        self.slabs = batch_mod.make_slabs(int(header["calls"]), _specs(header["output_specs"]), self.device)
+        self.slabs = batch_mod.make_slabs(int(request.calls), _specs(request.output_specs), self.device)
         for slab in self.slabs:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
         assert self.model is not None and self.main is not None
-        main, warm_seed = self.main, int(header["warm_seed"])
+        main, warm_seed = self.main, int(request.warm_seed)
         batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
                           self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None
 
-    def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None
-        main, seeds = self.main, [int(s) for s in header["seeds"]]
+        main, seeds = self.main, [int(s) for s in request.seeds]
         batch_mod.run_batch(self.model, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
         if self.device.type == "cuda":
             return {"ok": True}, None

@@ -20,12 +20,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from scorer.workers import forkserver
 from scorer.gpu.lock import LOCK_DIR_ENV, lock_dir
 from scorer.checks.poison import perturb_environment
-from scorer.workers.protocol import ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame, send_frame, set_nonblocking
+from scorer.workers.protocol import (STEP_KEY, ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame,
+                                     send_frame, set_nonblocking)
 
 SCORER_ROOT = Path(__file__).resolve().parents[2]
 _SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -92,6 +93,9 @@ def describe_exit(returncode: int, timed_out: bool) -> tuple[str, str]:
     """(kind, text) for a worker that ended without answering."""
     if timed_out:
         return "timeout", "killed after the time limit"
+    if returncode == forkserver.STATUS_LOST:
+        return "crash", ("the worker ended and its exit status is lost: the fork server that started it was killed "
+                         "or stopped (a process under the scorer's uid signalled it)")
     if returncode < 0:
         sig = -returncode
         if sig in (signal.SIGSEGV, signal.SIGBUS):
@@ -163,7 +167,8 @@ class WorkerProcess:
 
     def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:
         assert self.spool is not None
-        cmd = [sys.executable, "-m", "scorer.workers.entry"] + forkserver.worker_arguments(
+        # `-P`: the worker's working directory (the kernel's, for a kernel worker) is not on sys.path.
+        cmd = [sys.executable, forkserver.SAFE_PATH, "-m", "scorer.workers.entry"] + forkserver.worker_arguments(
             self.role, child_in, child_out, str(self.spool.path), self.warm_device)
         with open(self.dirs.log_path, "ab") as log:
             return subprocess.Popen(
@@ -172,10 +177,13 @@ class WorkerProcess:
                 start_new_session=True, preexec_fn=_memory_limiter(self.memory_limit_bytes),
             )
 
-    def request(self, header: dict[str, Any], payload: Any, timeout_s: float) -> Frame:
+    def request(self, header: dict[str, Any], payload: Any, timeout_s: float,
+                answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Frame:
         """Sends one request and waits for its reply; the whole exchange shares `timeout_s`.
         The reply's payload is accepted only under the name this request chose for it, and is
-        memory-mapped only from the reference worker (the kernel's process is untrusted)."""
+        memory-mapped only from the reference worker (the kernel's process is untrusted). With
+        `answer`, the worker's steps inside the request (frames with `STEP_KEY`) are answered
+        with what it returns (it raises ProtocolViolation for a step out of turn)."""
         assert self.spool is not None, "start() first"
         deadline = time.monotonic() + timeout_s
         self._requests += 1
@@ -183,8 +191,12 @@ class WorkerProcess:
         try:
             send_frame(self.to_child, {**header, "reply_file": reply_name}, payload, deadline,
                        spool=self.spool, payload_name=f"request-{self._requests}.pt")
-            return recv_frame(self.from_child, deadline, spool=self.spool, expect_payload=reply_name,
-                              trusted=self.role == "reference")
+            while True:
+                reply = recv_frame(self.from_child, deadline, spool=self.spool, expect_payload=reply_name,
+                                   trusted=self.role == "reference")
+                if answer is None or STEP_KEY not in reply.header:
+                    return reply
+                send_frame(self.to_child, answer(reply.header), None, deadline)
         except ChannelTimeout:
             self.kill(timed_out=True)
             raise WorkerFailure("timeout", f"{header.get('op')} took longer than {timeout_s:g} s") from None

@@ -19,9 +19,9 @@ import select
 import stat
 import struct
 import time
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import torch
 
@@ -195,3 +195,231 @@ def recv_frame(fd: int, deadline: float | None = None, *, spool: Spool | None = 
 
 def set_nonblocking(fd: int) -> None:
     os.set_blocking(fd, False)
+
+
+# --- typed requests ------------------------------------------------------------------------------
+# One class per operation, used by the judge to build a request and by the worker to read it: a key
+# that one side renamed, forgot or added fails loudly on the other (`ProtocolViolation`), instead of
+# a default silently taking its place. Values stay JSON (lists, dicts, numbers); the roles convert.
+
+# Keys of the transport, not of the operation: the reply's file name and the payload's.
+_TRANSPORT_KEYS = frozenset({"op", "reply_file", PAYLOAD_KEY})
+R = TypeVar("R", bound="Request")
+
+
+@dataclass(frozen=True)
+class Request:
+    op: ClassVar[str] = ""
+
+    def header(self) -> dict[str, Any]:
+        return {"op": self.op, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+    @classmethod
+    def parse(cls: type[R], header: dict[str, Any]) -> R:
+        known = {f.name for f in fields(cls)}
+        required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        given = set(header) - _TRANSPORT_KEYS
+        unknown, missing = sorted(given - known), sorted(required - given)
+        if unknown or missing:
+            raise ProtocolViolation(f"request {cls.op!r}: unknown keys {unknown}, missing keys {missing}")
+        return cls(**{k: header[k] for k in given})
+
+
+@dataclass(frozen=True)
+class Ping(Request):
+    op: ClassVar[str] = "ping"
+
+
+@dataclass(frozen=True)
+class Exit(Request):
+    op: ClassVar[str] = "exit"
+
+
+# The kernel worker's operations.
+@dataclass(frozen=True)
+class KernelSetup(Request):
+    op: ClassVar[str] = "setup"
+    task_path: str
+    device: str
+    overrides: dict[str, Any]
+    alt_overrides: list[dict[str, Any]]
+    init_seed: int
+    policy: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class KernelLoad(Request):
+    op: ClassVar[str] = "load"
+    kernel_path: str
+
+
+@dataclass(frozen=True)
+class KernelCorrectness(Request):
+    op: ClassVar[str] = "correctness"
+    output_specs: list[list[Any]]
+    seeds: list[int]
+    alt: list[dict[str, Any]]  # {"seed", "output_specs"} per alternative shape
+    gpu_lock: str | None
+
+
+@dataclass(frozen=True)
+class KernelRelease(Request):
+    op: ClassVar[str] = "release"
+
+
+@dataclass(frozen=True)
+class KernelTime(Request):
+    """The timed repetitions' seeds and which outputs are kept are not in it: the worker asks for
+    them one repetition at a time (`TimedStep`, answered by `TimedNext`), so no secret of a
+    repetition is in the kernel's process before that repetition starts."""
+    op: ClassVar[str] = "time"
+    warmup: int
+    repetitions: int
+    flush_l2: bool
+    warm_seed: int
+
+
+STEP_KEY = "timed_step"
+
+
+@dataclass(frozen=True)
+class TimedStep:
+    """Within a `time` request, from the kernel's worker: repetition `done` has returned (-1:
+    none yet), and the next one's seed is wanted."""
+    done: int
+
+    def header(self) -> dict[str, Any]:
+        return {STEP_KEY: self.done}
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "TimedStep":
+        if set(header) != {STEP_KEY} or type(header[STEP_KEY]) is not int:
+            raise ProtocolViolation(f"a timed step must carry only an integer {STEP_KEY!r}: got keys {sorted(header)}")
+        return cls(header[STEP_KEY])
+
+
+@dataclass(frozen=True)
+class TimedNext(Request):
+    """The judge's answer to a `TimedStep`: whether the output of the repetition just done is kept
+    for the reference worker to check, and the next repetition's seed (None after the last)."""
+    op: ClassVar[str] = "timed_next"
+    keep: bool
+    seed: int | None
+
+
+@dataclass(frozen=True)
+class KernelBatchSetup(Request):
+    op: ClassVar[str] = "batch_setup"
+    calls: int
+    warm_seed: int
+    output_specs: list[list[Any]]
+
+
+@dataclass(frozen=True)
+class KernelBatch(Request):
+    op: ClassVar[str] = "batch"
+    seeds: list[int]
+
+
+# The reference worker's operations.
+@dataclass(frozen=True)
+class ReferenceEnvironment(Request):
+    op: ClassVar[str] = "environment"
+    device: str
+
+
+@dataclass(frozen=True)
+class ReferencePrepare(Request):
+    op: ClassVar[str] = "prepare"
+    task_path: str
+    device: str
+    overrides: dict[str, Any]
+    init_seed: int
+    seeds: list[int]
+    alt_shapes: list[dict[str, Any]]  # {"overrides", "seed"}
+    fp64: bool
+    rule: dict[str, Any]  # rtol, atol, exact, deterministic
+    task: dict[str, Any]  # dtype, category
+    gpu_lock: str | None
+
+
+@dataclass(frozen=True)
+class ReferenceCompare(Request):
+    op: ClassVar[str] = "compare"
+    calls: list[dict[str, Any]]
+    alt_shapes: list[dict[str, Any]]
+    gpu_lock: str | None
+    shared: dict[str, Any] | None = None  # CUDA IPC descriptors; on CPU the outputs are the payload
+
+
+@dataclass(frozen=True)
+class ReferenceTime(Request):
+    op: ClassVar[str] = "time"
+    warmup: int
+    repetitions: int
+    flush_l2: bool
+    rep_seeds: list[int]
+    keep_reps: list[int]
+    baseline: str
+
+
+@dataclass(frozen=True)
+class ReferenceCompareTimed(Request):
+    op: ClassVar[str] = "compare_timed"
+    shared: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceBatchSetup(Request):
+    op: ClassVar[str] = "batch_setup"
+    calls: int
+    seeds: list[int]
+
+
+@dataclass(frozen=True)
+class ReferenceBatch(Request):
+    op: ClassVar[str] = "batch"
+    mode: str  # "forward": the baseline's batch; "regen": drawing inputs and copying outputs alone
+
+
+@dataclass(frozen=True)
+class ReferenceBatchCollect(Request):
+    op: ClassVar[str] = "batch_collect"
+    positions_seed: int
+    challenge: list[int]
+
+
+@dataclass(frozen=True)
+class ReferenceAttach(Request):
+    op: ClassVar[str] = "attach"
+    shared: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceSample(Request):
+    op: ClassVar[str] = "sample"
+
+
+@dataclass(frozen=True)
+class ReferenceVerifyBatch(Request):
+    op: ClassVar[str] = "verify_batch"
+
+
+def _by_op(*classes: type[Request]) -> dict[str, type[Request]]:
+    return {cls.op: cls for cls in classes}
+
+
+KERNEL_REQUESTS = _by_op(Ping, Exit, KernelSetup, KernelLoad, KernelCorrectness, KernelRelease, KernelTime,
+                         KernelBatchSetup, KernelBatch)
+REFERENCE_REQUESTS = _by_op(Ping, Exit, ReferenceEnvironment, ReferencePrepare, ReferenceCompare, ReferenceTime,
+                            ReferenceCompareTimed, ReferenceBatchSetup, ReferenceBatch, ReferenceBatchCollect,
+                            ReferenceAttach, ReferenceSample, ReferenceVerifyBatch)
+
+
+def parse_request(header: dict[str, Any], requests: dict[str, type[Request]]) -> Request:
+    """The typed request a header carries; an unknown op or a key off the op's list is a
+    ProtocolViolation."""
+    cls = requests.get(str(header.get("op")))
+    if cls is None:
+        raise ProtocolViolation(f"unknown op {header.get('op')!r}")
+    return cls.parse(header)

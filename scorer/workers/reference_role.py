@@ -11,6 +11,7 @@ cross a process boundary and no reference output ever reaches the kernel's proce
 from __future__ import annotations
 
 import copy
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -29,6 +30,9 @@ from scorer.gpu.lock import waited_s
 from scorer.workers.memory import seeds_that_fit, tensor_bytes
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.gpu.timing import Clock, TimingPlan, time_forward
+from scorer.workers.protocol import (ReferenceAttach, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,
+                                     ReferenceCompare, ReferenceCompareTimed, ReferenceEnvironment, ReferencePrepare,
+                                     ReferenceSample, ReferenceTime, ReferenceVerifyBatch)
 
 FP64_SEEDS = 1
 _SAMPLE_POSITIONS = 4096
@@ -56,11 +60,10 @@ class BatchState:
 _MALFORMED = (TypeError, KeyError, AttributeError, ValueError, IndexError)
 
 
-def _outputs_of(header: dict[str, Any], payload: Any, device: torch.device) -> dict[str, list[torch.Tensor]]:
+def _outputs_of(shared: dict[str, Any] | None, payload: Any, device: torch.device) -> dict[str, list[torch.Tensor]]:
     """The kernel's outputs as the judge forwarded them: IPC descriptors, or a payload on CPU.
     Whatever came from the kernel's process is checked here; a malformed part is a ShareError."""
     try:
-        shared = header.get("shared")
         if shared is not None:
             return {str(k): open_shared(v, device) for k, v in dict(shared).items()}
         return {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in dict(payload or {}).items()}
@@ -96,12 +99,26 @@ class ReferenceRole:
         self.timed_expected: dict[int, list[torch.Tensor]] = {}
         self.bstate: BatchState | None = None
         self.timed_model: Any = None  # what the baseline is timed as (eager, or torch.compile'd)
+        self.continued = 0  # times this process was continued after a stop
+        self._count_stops()
         self.rule = Rule(1e-5, 1e-8, False)
         self.task: dict[str, Any] = {}
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
             self.clock.cuda_sync(self.device)
+
+    def _on_continue(self, _signum: int, _frame: Any) -> None:
+        self.continued += 1
+
+    def _count_stops(self) -> None:
+        """Counts every time this process is continued after a stop (SIGSTOP cannot be caught, but
+        the SIGCONT that ends it can): a baseline timed while stopped reads slower than it is, and
+        the judge re-times it or fails, instead of inflating the kernel's speedup."""
+        try:
+            signal.signal(signal.SIGCONT, self._on_continue)
+        except ValueError:  # not the main thread (a test driving the role in-process)
+            pass
 
     def _release(self) -> None:
         """Hands cached blocks back to the driver: the kernel's worker shares this GPU."""
@@ -144,40 +161,40 @@ class ReferenceRole:
         # published-size task is gigabytes.
         return lambda: make_inputs(module, seed, self.device)
 
-    def environment(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def environment(self, request: ReferenceEnvironment, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The device's identity (its UUID keys the GPU lock) before anything runs on it."""
-        self.device = torch.device(header["device"])
+        self.device = torch.device(request.device)
         return {"ok": True, "environment": collect_environment(self.device)}, None
 
-    def prepare(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def prepare(self, request: ReferencePrepare, _payload: Any) -> tuple[dict[str, Any], Any]:
         """Builds the task's models on the host (the main shape's and the alternative shapes'), then,
         holding the GPU lock's shared side itself (the judge does not: the host-side build of a large
         model takes seconds that other scorers' timings need not wait for), draws the input sets and
         computes the reference outputs."""
-        self.device = torch.device(header["device"])
-        self.task = dict(header.get("task", {}))
-        rule = header.get("rule", {})
+        self.device = torch.device(request.device)
+        self.task = dict(request.task)
+        rule = request.rule
         self.rule = Rule(float(rule.get("rtol", 1e-5)), float(rule.get("atol", 1e-8)), bool(rule.get("exact", False)),
                          bool(rule.get("deterministic", True)))
-        task_path = Path(header["task_path"])
-        overrides = header.get("overrides", {})
-        init_seed, fp64 = int(header["init_seed"]), bool(header.get("fp64"))
+        task_path = Path(request.task_path)
+        overrides = request.overrides
+        init_seed, fp64 = int(request.init_seed), bool(request.fp64)
         timed = Steps(self.clock)
         probe = timed("probe", lambda: load_module(task_path, "kernelarena_task_probe", overrides))
         built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))
-                for i, alt in enumerate(header.get("alt_shapes", []))]
+                for i, alt in enumerate(request.alt_shapes)]
         # One acquisition, let go while the hold kernel compiles and, between input sets, while a
         # timer waits.
         waited = waited_s()
-        with shared_gpu_work(header.get("gpu_lock")) as lock:
+        with shared_gpu_work(request.gpu_lock) as lock:
             between = between_pieces(lock, self._sync)
-            n_seeds, problem = timed("fit", lambda: seeds_that_fit(probe, init_seed, len(header["seeds"]), self.device, fp64))
+            n_seeds, problem = timed("fit", lambda: seeds_that_fit(probe, init_seed, len(request.seeds), self.device, fp64))
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None
             try:
-                self.main = timed("outputs", lambda: self._variant(built, header["seeds"][:n_seeds], fp64, between))
+                self.main = timed("outputs", lambda: self._variant(built, request.seeds[:n_seeds], fp64, between))
                 self.alts = []
                 for alt, alt_built in alts:
                     between()
@@ -210,24 +227,24 @@ class ReferenceRole:
         assert self.main is not None
         return ReferenceData(self.main.sets, [{"sets": a.sets, "shape": {}} for a in self.alts])
 
-    def compare(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
+    def compare(self, request: ReferenceCompare, payload: Any) -> tuple[dict[str, Any], Any]:
         """The correctness trials: every output the kernel produced, against the references. The
         worker holds the GPU lock's shared side itself (the judge passes its key), so that a
         waiting timer goes first between two trials' comparisons."""
         timed, waited = Steps(self.clock), waited_s()
-        with shared_gpu_work(header.get("gpu_lock")) as lock:
+        with shared_gpu_work(request.gpu_lock) as lock:
             try:
-                outputs = timed("open", lambda: _outputs_of(header, payload, self.device))
+                outputs = timed("open", lambda: _outputs_of(request.shared, payload, self.device))
             except ShareError as exc:
                 return {"ok": True, "unreadable": str(exc)}, None
             ref = self._reference_data()
-            for j, alt in enumerate(header.get("alt_shapes", [])):
+            for j, alt in enumerate(request.alt_shapes):
                 if j < len(ref.alt):
                     ref.alt[j]["shape"] = alt
             between = between_pieces(lock, self._sync)
             try:
                 outcome = timed("evaluate", lambda: evaluate_correctness(
-                    ref, list(header.get("calls", [])), outputs, self.device.type, self.rule, self.task.get("dtype"),
+                    ref, list(request.calls), outputs, self.device.type, self.rule, self.task.get("dtype"),
                     self.task.get("category"), between))
             except _MALFORMED as exc:  # the call records came from the kernel's process
                 return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None
@@ -236,10 +253,10 @@ class ReferenceRole:
         timed.add("lock_wait", waited_s() - waited)
         return {"ok": True, "outcome": outcome.to_dict(), "steps_s": timed.seconds}, None
 
-    def compare_timed(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
+    def compare_timed(self, request: ReferenceCompareTimed, payload: Any) -> tuple[dict[str, Any], Any]:
         """The outputs of the timed repetitions the judge kept, against the reference for their seeds."""
         try:
-            outputs = _outputs_of(header, payload, self.device)
+            outputs = _outputs_of(request.shared, payload, self.device)
         except ShareError as exc:
             return {"ok": True, "findings": [Finding("caching-memoization", f"timed outputs unreadable: {exc}").to_dict()]}, None
         try:
@@ -254,15 +271,15 @@ class ReferenceRole:
         assert self.main is not None
         return make_inputs(self.main.module, self.timed_seeds[rep], self.device)
 
-    def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def time(self, request: ReferenceTime, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None, "prepare must come before time"
         model: Any = self.main.model
-        if header.get("baseline") == "compile":
+        if request.baseline == "compile":
             model = torch.compile(model)
         self.timed_model = model
-        self.timed_seeds = [int(s) for s in header["rep_seeds"]]
-        keep = {int(r) for r in header.get("keep_reps", ())}
-        plan = TimingPlan(int(header["warmup"]), int(header["repetitions"]), bool(header["flush_l2"]))
+        self.timed_seeds = [int(s) for s in request.rep_seeds]
+        keep = {int(r) for r in request.keep_reps}
+        plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
         self.timed_expected = {}
 
         def on_output(rep: int, out: Any) -> Any:
@@ -271,61 +288,63 @@ class ReferenceRole:
             return None
 
         warm = make_inputs(self.main.module, self.main.seeds[0], self.device)
+        continued = self.continued
         with torch.no_grad():
             run = time_forward(model, warm, self._timed_inputs, plan, self.device, self.clock, on_output)
-        return {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms}, None
+        return {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
+                "continued_before": continued, "continued": self.continued}, None
 
     # --- the judge-clocked batch -----------------------------------------------------------
-    def batch_setup(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch_setup(self, request: ReferenceBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None
-        calls = int(header["calls"])
+        calls = int(request.calls)
         specs = [(list(t.shape), t.dtype) for t in self.main.sets[0].outputs]
-        self.bstate = BatchState([int(s) for s in header["seeds"]][:calls])
+        self.bstate = BatchState([int(s) for s in request.seeds][:calls])
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
         module, seed = self.main.module, self.main.seeds[0]
         batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync,
                           self.device.type)
         return {"ok": True}, None
 
-    def batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch(self, request: ReferenceBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The baseline's batch (`forward`), or the calibration of drawing inputs and copying
         outputs alone (`regen`); the judge's clock brackets this request."""
         assert self.main is not None and self.bstate is not None
         module, seeds = self.main.module, self.bstate.seeds
-        forward = (self.timed_model or self.main.model) if header.get("mode") == "forward" else None
+        forward = (self.timed_model or self.main.model) if request.mode == "forward" else None
         batch_mod.run_batch(forward, lambda i: make_inputs(module, seeds[i], self.device), self.bstate.slabs, self._sync)
         if self.device.type == "cpu":
             # On a CPU the kernel's batch reaches the judge as a payload file inside its clock; the
             # calibration ships the same slabs, so that transfer is not counted as the kernel's work.
-            return {"ok": True}, {"slabs": self.bstate.slabs}
-        return {"ok": True}, None
+            return {"ok": True, "continued": self.continued}, {"slabs": self.bstate.slabs}
+        return {"ok": True, "continued": self.continued}, None
 
-    def batch_collect(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch_collect(self, request: ReferenceBatchCollect, _payload: Any) -> tuple[dict[str, Any], Any]:
         """After the baseline's batch: the secret positions, the reference values there, and the
         full reference outputs of the challenged rows; the slabs are freed."""
         assert self.bstate is not None
-        gen = torch.Generator(device="cpu").manual_seed(int(header["positions_seed"]))
+        gen = torch.Generator(device="cpu").manual_seed(int(request.positions_seed))
         # Drawn with replacement: a permutation of a published-size output (1.6G elements) takes
         # over a minute on the host, and repeated positions weaken nothing.
         self.bstate.positions = [torch.randint(max(1, s[0].numel()), (_SAMPLE_POSITIONS if s[0].numel() else 0,),
                                                generator=gen).to(self.device)
                                 for s in self.bstate.slabs]
         self.bstate.expected = batch_mod.gather(self.bstate.slabs, self.bstate.positions)
-        self.bstate.challenge = {int(r): [s[int(r)].clone() for s in self.bstate.slabs] for r in header["challenge"]}
+        self.bstate.challenge = {int(r): [s[int(r)].clone() for s in self.bstate.slabs] for r in request.challenge}
         self.bstate.slabs = []
         self._release()
         return {"ok": True}, None
 
-    def attach(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
+    def attach(self, request: ReferenceAttach, payload: Any) -> tuple[dict[str, Any], Any]:
         """Opens the kernel's batch slabs before its batch starts (outside the judge's clock)."""
         assert self.bstate is not None
         try:
-            self.bstate.kernel_slabs = list(_outputs_of(header, payload, self.device).get("slabs", []))
+            self.bstate.kernel_slabs = list(_outputs_of(request.shared, payload, self.device).get("slabs", []))
         except ShareError as exc:
             return {"ok": False, "kind": "runtime_error", "error": f"batch slabs unreadable: {exc}"}, None
         return {"ok": True}, None
 
-    def sample(self, header: dict[str, Any], payload: Any) -> tuple[dict[str, Any], Any]:
+    def sample(self, _request: ReferenceSample, payload: Any) -> tuple[dict[str, Any], Any]:
         """Reads the secret positions of every row of the kernel's batch; the judge's clock stops
         when this returns, so whatever the rows hold now is what the batch produced in time."""
         assert self.bstate is not None
@@ -345,7 +364,7 @@ class ReferenceRole:
             return {"ok": True, "error": f"the kernel's batch slabs could not be read: {exc}"}, None
         return {"ok": True}, None
 
-    def verify_batch(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
+    def verify_batch(self, _request: ReferenceVerifyBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.bstate is not None
         findings = batch_findings(self.bstate, self.rule)
         self.bstate.kernel_slabs, self.bstate.kernel_samples = [], []

@@ -111,6 +111,30 @@ SCENARIOS = {
         def run():
             return open(t.__file__).read()
     """,
+    # A torch helper that reads the caller's frames (TorchScript's resolution callback): the guard
+    # must credit the kernel, not torch, for what it asked torch to do.
+    "frames_via_torch_helper": """
+        from torch._jit_internal import createResolutionCallbackFromFrame
+        def run():
+            return createResolutionCallbackFromFrame(1)("results")
+    """,
+    "open_via_torch_helper": """
+        import torch
+        def run():
+            try:
+                torch.load("/etc/passwd", weights_only=True)
+            except Exception:
+                pass
+    """,
+    # A folder beside an allowed one whose name only extends it (TMPDIR + "-judge"): not allowed.
+    "open_prefix_sibling": """
+        import os
+        def run():
+            sibling = os.environ["TMPDIR"].rstrip("/") + "-judge"
+            os.makedirs(sibling, exist_ok=True)
+            with open(os.path.join(sibling, "planted.py"), "w") as fh:
+                fh.write("x = 1")
+    """,
     "ctypes_peek": """
         import ctypes
         def run():
@@ -144,6 +168,7 @@ print(json.dumps(results))
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("guard")
+    tmpdir = tmp_path_factory.mktemp("guard-tmp")  # the worker's TMPDIR, outside the kernels' folders
     paths = []
     for name, body in SCENARIOS.items():
         folder = base / name
@@ -151,7 +176,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
         (folder / "kernel.py").write_text(textwrap.dedent(body))
         paths.append(str(folder / "kernel.py"))
     proc = subprocess.run([sys.executable, "-c", DRIVER, *paths], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+                          timeout=300, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "TMPDIR": str(tmpdir)})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -163,7 +188,7 @@ def _found(results: dict, name: str) -> list[dict]:
 
 def test_honest_code_is_silent(results: dict) -> None:
     assert _found(results, "honest") == []
-    assert _found(results, "honest_custom_op") == []
+    assert _found(results, "honest_custom_op") == [], "\n".join(f["evidence"] for f in _found(results, "honest_custom_op"))
 
 
 @pytest.mark.parametrize("name,pattern,needle", [
@@ -180,6 +205,9 @@ def test_honest_code_is_silent(results: dict) -> None:
     ("subprocess", "thread-injection", "subprocess.Popen"),
     ("open_scorer", "harness-introspection", "timing.py"),
     ("ctypes_peek", "harness-introspection", "ctypes.string_at"),
+    ("frames_via_torch_helper", "harness-introspection", "sys._getframe"),
+    ("open_via_torch_helper", "harness-introspection", "/etc/passwd"),
+    ("open_prefix_sibling", "harness-introspection", "-judge/planted.py"),
 ])
 def test_attack_is_recorded(results: dict, name: str, pattern: str, needle: str) -> None:
     hits = [f for f in _found(results, name) if f["pattern"] == pattern and needle in f["evidence"]]

@@ -56,7 +56,7 @@ def test_cuda_event_timer_and_kept_outputs() -> None:
 
     dev = torch.device("cuda")
     sets = [[torch.randn(1024, 1024, device=dev)] for _ in range(3)]
-    run = time_forward(lambda x: x @ x, sets[0], lambda r: sets[r % 3], TimingPlan(2, 10, True, (1, 7)), dev, capture_clock(),
+    run = time_forward(lambda x: x @ x, sets[0], lambda r: sets[r % 3], TimingPlan(2, 10, True), dev, capture_clock(),
                        on_output=lambda rep, out: out.cpu() if rep in (1, 7) else None)
     assert run.timer == "cuda_event" and run.event_times_ms is not None and len(run.event_times_ms) == 10
     assert all(t > 0 for t in run.event_times_ms) and len(run.host_times_ms) == 10

@@ -303,8 +303,9 @@ def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after()
 @pytest.mark.slow
 def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: pytest.MonkeyPatch) -> None:
     """A CPU scoring given a GPU lock key takes the lock as on a GPU: another scorer's timing that
-    starts when the kernel's worker is up delays correctness, which the worker itself waits for
-    (no deadlock with the judge's own holds), and the scoring still passes."""
+    starts once the baseline is measured (before kernel.py is imported) delays correctness, which
+    the worker itself waits for (no deadlock with the judge's own holds), and the scoring still
+    passes."""
     import uuid
 
     from scorer.judge.scoring import Judge
@@ -324,7 +325,14 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
         cm.__enter__()
         holds.append(cm)
 
-    judge.after_start = neighbour_times
+    measure = ReferenceService.measure_baseline
+
+    def measured_then_neighbour(self, *args):  # type: ignore[no-untyped-def]
+        figures = measure(self, *args)
+        neighbour_times()
+        return figures
+
+    monkeypatch.setattr(ReferenceService, "measure_baseline", measured_then_neighbour)
     try:
         score = judge.run()
     finally:

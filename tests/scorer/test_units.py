@@ -35,6 +35,25 @@ def test_frame_round_trip_with_tensors(tmp_path: Path) -> None:
     os.close(r), os.close(w)
 
 
+def test_typed_request_round_trips_and_refuses_keys_off_its_list() -> None:
+    """Both sides read a request through its class: a key one side forgot, renamed or added
+    fails loudly instead of a default silently taking its place."""
+    request = protocol.KernelBatch(seeds=[1, 2, 3])
+    header = {**request.header(), "reply_file": "reply-1.pt"}  # the transport's key is not the op's
+    assert protocol.parse_request(header, protocol.KERNEL_REQUESTS) == request
+    with pytest.raises(protocol.ProtocolViolation, match="missing keys \\['seeds'\\]"):
+        protocol.parse_request({"op": "batch"}, protocol.KERNEL_REQUESTS)
+    with pytest.raises(protocol.ProtocolViolation, match="unknown keys \\['seed'\\]"):
+        protocol.parse_request({"op": "batch", "seeds": [1], "seed": 1}, protocol.KERNEL_REQUESTS)
+    with pytest.raises(protocol.ProtocolViolation, match="unknown op"):
+        protocol.parse_request({"op": "sample"}, protocol.KERNEL_REQUESTS)  # a reference op
+    # The same op name means another message for the other role.
+    ref_batch = protocol.parse_request({"op": "batch", "mode": "regen"}, protocol.REFERENCE_REQUESTS)
+    assert isinstance(ref_batch, protocol.ReferenceBatch) and ref_batch.mode == "regen"
+    # Optional keys may be left out, and only those.
+    assert protocol.parse_request({"op": "attach"}, protocol.REFERENCE_REQUESTS) == protocol.ReferenceAttach()
+
+
 class _Evil:
     def __reduce__(self) -> tuple[object, ...]:
         return (print, ("pwned",))
@@ -162,31 +181,35 @@ def test_timer_uses_clock_captured_before_patching(monkeypatch: pytest.MonkeyPat
         return x * 2
 
     sets = [[torch.full((4,), float(i))] for i in range(3)]
-    run = time_forward(fn, sets[0], lambda r: sets[r % 3], TimingPlan(warmup=2, repetitions=7, flush_l2=True, keep_reps=(4,)),
-                       torch.device("cpu"), clock)
+    run = time_forward(fn, sets[0], lambda r: sets[r % 3], TimingPlan(warmup=2, repetitions=7, flush_l2=True),
+                       torch.device("cpu"), clock, on_output=lambda rep, out: out if rep == 4 else None)
     assert len(calls) == 9 and len(run.times_ms) == 7 and run.timer == "cpu/perf_counter"
     assert all(t >= 1.5 for t in run.times_ms)  # real sleeps measured despite the patch
     assert torch.equal(run.kept_outputs[4], sets[4 % 3][0] * 2)
 
 
-def test_watched_calls_follow_their_reps_untimed() -> None:
-    seen: list[float] = []
+def test_every_timed_call_and_only_those_runs_inside_around() -> None:
+    """The library-call monitor wraps each timed call itself: no timed call runs unwatched, and
+    no extra call on repeated inputs marks the watched ones."""
+    seen: list[tuple[float, bool]] = []
+    inside = [False]
 
     def fn(x: torch.Tensor) -> torch.Tensor:
-        seen.append(float(x[0]))
+        seen.append((float(x[0]), inside[0]))
         return x + 0
 
-    watched: list[float] = []
-
-    def watch(call) -> None:
-        watched.append(float(call()[0]))
+    def around(call):
+        inside[0] = True
+        try:
+            return call()
+        finally:
+            inside[0] = False
 
     sets = [[torch.full((4,), float(i))] for i in range(3)]
-    run = time_forward(fn, sets[0], lambda r: sets[r % 3], TimingPlan(warmup=1, repetitions=6, flush_l2=False, watch_reps=(2, 4)),
-                       torch.device("cpu"), capture_clock(), watch=watch)
-    assert len(run.times_ms) == 6  # the watched calls are not measured
-    assert watched == [2.0, 1.0]  # on the inputs of reps 2 and 4 (sets 2 % 3 and 4 % 3)
-    assert seen == [0.0, 0.0, 1.0, 2.0, 2.0, 0.0, 1.0, 1.0, 2.0]  # warm-up, then each watch right after its rep
+    run = time_forward(fn, sets[0], lambda r: sets[r % 3], TimingPlan(warmup=1, repetitions=6, flush_l2=False),
+                       torch.device("cpu"), capture_clock(), around=around)
+    assert len(run.times_ms) == 6
+    assert seen == [(0.0, False)] + [(float(r % 3), True) for r in range(6)]  # warm-up, then each rep once
 
 
 def test_median_and_spread() -> None:
@@ -211,8 +234,8 @@ def test_timed_reps_draw_fresh_inputs_after_dropping_the_last() -> None:
         return [x]
 
     run = time_forward(lambda x: x * 2, [torch.zeros(4)], inputs_for,
-                       TimingPlan(warmup=1, repetitions=5, flush_l2=False, keep_reps=(1, 4)),
-                       torch.device("cpu"), capture_clock(), on_output=lambda rep, out: [out])
+                       TimingPlan(warmup=1, repetitions=5, flush_l2=False),
+                       torch.device("cpu"), capture_clock(), on_output=lambda rep, out: [out] if rep in (1, 4) else None)
     assert drawn == [0, 1, 2, 3, 4]
     assert torch.equal(run.kept_outputs[4][0], torch.full((4,), 8.0))
 

@@ -23,7 +23,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.calls += 1
-        if self.calls > 12:  # past correctness (5 calls) and timing (7) at the test options
+        if self.calls > 9:  # past correctness (5 calls) and timing (1 warm-up, 3 reps) at the test options
             spin = 0
             for i in range(10_000_000):  # far past the CPU threshold (bound / 4) even on a loaded box
                 spin += i

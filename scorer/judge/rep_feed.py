@@ -1,0 +1,39 @@
+"""The judge's side of the kernel's timed loop: one repetition's secrets at a time.
+
+The kernel's worker is the kernel's process: whatever it holds, the kernel can read (its frames,
+its heap). So the timed repetitions' seeds are not sent with the `time` request; the worker asks
+for each repetition's seed as that repetition starts, and learns whether a repetition's output is
+kept for checking only after the repetition returned. A kernel that reads ahead finds nothing to
+read, and one that keeps honest work for checked repetitions cannot tell which those are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorer.workers.protocol import ProtocolViolation, TimedNext, TimedStep
+
+
+class RepFeed:
+    """Answers the worker's `TimedStep`s in order: -1, 0, 1, ... up to the last repetition."""
+
+    def __init__(self, rep_seeds: list[int], keep_reps: list[int]) -> None:
+        self.rep_seeds = list(rep_seeds)
+        self.keep = set(keep_reps)
+        self.done = -2  # no step yet
+
+    @property
+    def finished(self) -> bool:
+        return self.done == len(self.rep_seeds) - 1 or not self.rep_seeds
+
+    def __call__(self, header: dict[str, Any]) -> dict[str, Any]:
+        step = TimedStep.parse(header)
+        # Anything out of order (a step skipped, repeated, or sent past the last repetition) is the
+        # kernel's process speaking on the channel, not the timer's loop.
+        if step.done != self.done + 1 or step.done >= len(self.rep_seeds):
+            raise ProtocolViolation(f"timed step {step.done} out of order (after {self.done}, "
+                                    f"{len(self.rep_seeds)} repetitions)")
+        self.done = step.done
+        following = step.done + 1
+        seed = self.rep_seeds[following] if following < len(self.rep_seeds) else None
+        return TimedNext(keep=step.done in self.keep, seed=seed).header()

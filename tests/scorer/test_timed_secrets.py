@@ -1,0 +1,123 @@
+"""No secret of a timed repetition is in the kernel's process before that repetition starts
+(scorer/judge/rep_feed.py): a kernel that reads its own worker's frames finds at most the seed of
+the repetition it is running, never the seeds to come, so it has nothing to compute ahead."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from scorer.judge.reference import ReferenceService
+from scorer.judge.rep_feed import RepFeed
+from scorer.judge.scoring import Judge
+from scorer.workers.protocol import ProtocolViolation, TimedStep
+from tests.scorer.conftest import fast_options
+
+# An honest swish whose forward also walks every frame of its worker, down to the request loop,
+# and writes down every integer it can reach from their locals (lists, dicts, objects, closures).
+_FRAME_READER = '''
+import json, sys
+import torch, torch.nn as nn, triton, triton.language as tl
+
+DUMP = {dump!r}
+
+@triton.jit
+def _swish(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(y_ptr + offs, x / (1.0 + tl.exp(-x)), mask=m)
+
+def _ints(value, out, depth, seen):
+    if depth > 4 or id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        out.add(value)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in list(value)[:100000]:
+            _ints(v, out, depth + 1, seen)
+    elif isinstance(value, dict):
+        for v in list(value.values()):
+            _ints(v, out, depth + 1, seen)
+    elif callable(value) and getattr(value, "__closure__", None):
+        for cell in value.__closure__:
+            try:
+                _ints(cell.cell_contents, out, depth + 1, seen)
+            except ValueError:
+                pass
+    elif hasattr(value, "__dict__") and not isinstance(value, (type, torch.nn.Module, torch.Tensor)):
+        _ints(vars(value), out, depth + 1, seen)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        found = set()
+        frame = sys._getframe(1)
+        while frame is not None:
+            _ints(dict(frame.f_locals), found, 0, set())
+            frame = frame.f_back
+        with open(DUMP, "a") as fh:
+            fh.write(json.dumps(sorted(found)) + "\\n")
+        out = torch.empty_like(x)
+        _swish[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out
+'''
+
+
+@pytest.mark.slow
+def test_a_kernel_reading_its_workers_frames_finds_no_seed_of_a_repetition_to_come(demo, tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    # As if the kernel evaded every detector (the static scan and the guard see this one): the
+    # judge records no finding, so the kernel reaches the timed loop, which is what is tested.
+    monkeypatch.setattr(Judge, "_record", lambda self, score, findings: None)
+    dump = tmp_path / "found.jsonl"
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(_FRAME_READER.format(dump=str(dump)))
+    options = fast_options(repetitions=6, warmup=2, seeds=2)
+    task = demo.tasks["swish"]
+    judge = Judge(demo, task, kernel, torch.device("cpu"), options)
+    ref = ReferenceService(demo, task, judge.device, options, judge.overrides, tmp_path / "ref", judge.repetitions)
+    judge.reference = ref
+    try:
+        score = judge.run()
+    finally:
+        ref.close()
+    assert score.verdict == "passed" and score.timing is not None, score.error
+    rep_seeds = ref.plan.rep_seeds
+    calls = [set(json.loads(line)) for line in dump.read_text().splitlines()]
+    # The calls of the time stage: warm-up (2) and the repetitions (6), between correctness and the batch.
+    visible = [len(found & set(rep_seeds)) for found in calls]
+    assert max(visible) <= 1, f"rep seeds visible per call: {visible}"
+    # The first call that sees any rep seed sees the first repetition's, and no call sees one ahead
+    # of the calls made so far.
+    seen_by_order = [[rep_seeds.index(s) for s in found & set(rep_seeds)] for found in calls]
+    started = 0
+    for indices in seen_by_order:
+        for index in indices:
+            assert index <= started, f"a call saw repetition {index}'s seed before repetition {started} ran: {seen_by_order}"
+            started = max(started, index + 1)
+    assert started == len(rep_seeds), "each repetition's seed reached the worker as it started"
+
+
+def test_rep_feed_answers_in_order_and_tells_what_is_kept_only_afterwards() -> None:
+    feed = RepFeed([11, 22, 33], keep_reps=[1])
+    first = feed(TimedStep(-1).header())
+    assert first == {"op": "timed_next", "keep": False, "seed": 11}
+    assert feed(TimedStep(0).header())["seed"] == 22
+    assert feed(TimedStep(1).header()) == {"op": "timed_next", "keep": True, "seed": 33}
+    assert not feed.finished
+    assert feed(TimedStep(2).header()) == {"op": "timed_next", "keep": False, "seed": None}
+    assert feed.finished
+    with pytest.raises(ProtocolViolation):
+        feed(TimedStep(3).header())  # past the last repetition
+    skipping = RepFeed([1, 2, 3], keep_reps=[])
+    skipping(TimedStep(-1).header())
+    with pytest.raises(ProtocolViolation):
+        skipping(TimedStep(1).header())  # a step skipped: the kernel reading ahead on the channel
+    with pytest.raises(ProtocolViolation):
+        RepFeed([1], [])({"timed_step": -1, "extra": 1})
