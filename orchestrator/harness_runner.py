@@ -3,7 +3,9 @@ runs it. The only module of the orchestrator that knows run_trial's signature.
 
 GPU exclusivity: when run_trial accepts a `score_slot` (an async context manager factory
 yielding the device to score on), the device is held only while scoring. Otherwise each trial is
-pinned round-robin to one GPU and the scorer's per-GPU file lock keeps timings apart.
+pinned round-robin to one GPU and the scorer's per-GPU file lock keeps timings apart. Either way
+each agent sandbox sees one GPU (round-robin), and with a freeze server it is frozen while a
+judge times on that GPU (scorer/gpu/freeze.py), so the agents of the other GPUs go on.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from orchestrator.planner import PlannedTrial
 from orchestrator.spec import SweepSpec
 from sandbox import SandboxConfig
 from sandbox.docker_client import SWEEP as SWEEP_LABEL
+from scorer.gpu.freeze import FreezeServer
 
 log = get_logger("kernelarena.sweep")
 
@@ -41,8 +44,9 @@ def sandbox_config(spec: SweepSpec, sweep_label: str) -> SandboxConfig:
 
 
 class HarnessRunner:
-    def __init__(self, spec: SweepSpec, limits: Limits, sweep_label: str) -> None:
+    def __init__(self, spec: SweepSpec, limits: Limits, sweep_label: str, freezer: FreezeServer | None = None) -> None:
         self.spec = spec
+        self.freezer = freezer
         self.limits = limits
         self.sandbox = sandbox_config(spec, sweep_label)
         self.score_options = score_options(spec)
@@ -73,9 +77,9 @@ class HarnessRunner:
         )
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
+        spec = self.trial_spec(trial, next(self._round_robin))
         if self._gated:
-            # The agent is not pinned; the slot says which device scoring holds.
-            device = "cpu" if self.limits.devices == ["cpu"] else "cuda"
-            await run_trial(self.trial_spec(trial, device), out_dir, score_slot=self.limits.scoring_device)  # type: ignore[call-arg]
+            # The agent's sandbox sees its round-robin GPU; the slot says which device scoring holds.
+            await run_trial(spec, out_dir, score_slot=self.limits.scoring_device, freezer=self.freezer)  # type: ignore[call-arg]
             return
-        await run_trial(self.trial_spec(trial, next(self._round_robin)), out_dir)
+        await run_trial(spec, out_dir, freezer=self.freezer)
