@@ -90,16 +90,16 @@ def set_frozen(cgroup_dir: Path, frozen: bool, settle_s: float = _SETTLE_S) -> b
 
 
 # --- the registry ---------------------------------------------------------------------------------
-def frozen_seconds(log_path: Path, since: float | None = None, until: float | None = None) -> float:
+def frozen_seconds(log: Path | str, since: float | None = None, until: float | None = None) -> float:
     """Seconds a sandbox was frozen between `since` and `until` (monotonic; now when None), from
-    its freeze log; a freeze still in force counts up to `until`."""
+    its freeze log (a path, or the log's text); a freeze still in force counts up to `until`."""
     until = time.monotonic() if until is None else until
     total, start = 0.0, None
     try:
-        lines = Path(log_path).read_text().splitlines()
+        text = log if isinstance(log, str) else Path(log).read_text()
     except OSError:
         return 0.0
-    for line in lines:
+    for line in text.splitlines():
         kind, _, stamp = line.partition(" ")
         try:
             t = float(stamp)
@@ -130,9 +130,10 @@ class Registration:
     entry: Path
     log: Path
     trial: str = ""
+    final_log: str | None = None  # the log's text once unregistered (the file is gone)
 
     def frozen_s(self, since: float | None = None, until: float | None = None) -> float:
-        return frozen_seconds(self.log, since, until)
+        return frozen_seconds(self.log if self.final_log is None else self.final_log, since, until)
 
     def uses(self, device: str) -> bool:
         return ALL_DEVICES in self.devices or device in self.devices
@@ -222,6 +223,10 @@ class FreezeServer:
             self._registered.pop(reg.sandbox, None)
             if self._refs.pop(reg.sandbox, 0):
                 self._thaw(reg)
+        try:
+            reg.final_log = reg.log.read_text()
+        except OSError:
+            reg.final_log = ""
         frozen = reg.frozen_s()
         reg.entry.unlink(missing_ok=True)
         reg.log.unlink(missing_ok=True)
@@ -380,16 +385,17 @@ class FreezeReport:
 
 
 def stats() -> dict[str, Any]:
-    """This thread's freezes so far (a scoring reports its share)."""
-    return dict(getattr(_STATS, "totals", None) or {"sections": 0, "frozen": 0, "failed": 0, "frozen_s": 0.0})
+    """This thread's freezes so far, summed over timed sections (a scoring reports its share):
+    sections that froze something, sandboxes frozen, sandboxes that could not be, seconds."""
+    return dict(getattr(_STATS, "totals", None) or {"sections": 0, "sandboxes": 0, "failed": 0, "seconds": 0.0})
 
 
 def _count(report: FreezeReport, seconds: float) -> None:
     totals = stats()
     totals["sections"] += 1
-    totals["frozen"] = max(totals["frozen"], len(report.frozen))
-    totals["failed"] = max(totals["failed"], len(report.failed))
-    totals["frozen_s"] = round(totals["frozen_s"] + (seconds if report.frozen else 0.0), 4)
+    totals["sandboxes"] += len(report.frozen)
+    totals["failed"] += len(report.failed)
+    totals["seconds"] = round(totals["seconds"] + seconds, 4)
     _STATS.totals = totals
 
 
@@ -431,5 +437,5 @@ def exclusive(lock_dir: Path, device: str, lease_s: float = 300.0) -> Iterator[F
                 pass
             finally:
                 conn.close()
-        if conns:
+        if report.frozen or report.failed:
             _count(report, time.monotonic() - held)

@@ -33,6 +33,7 @@ from scorer.checks.catalog import Finding
 from scorer.errors import ScorerUserError
 from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
+from scorer.gpu import contention, freeze
 from scorer.gpu.lock import hold_gpu, waited_s
 from scorer.judge.clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
@@ -297,8 +298,7 @@ class Judge:
         if self.before_timing is not None:
             with self._stage("settle"):
                 self.before_timing()
-        baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
-        kernel = self._time_kernel(worker, ref)
+        baseline, kernel = self._watched_timing(worker, ref, score)
         score.timing = self._timing_result(baseline, kernel)
         self._record(score, self._timing_findings(kernel, score.timing, score.environment) + self._native_findings())
         if score.hacks:
@@ -426,6 +426,27 @@ class Judge:
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
                                  _floats(h, "gate_ms"))
+
+    def _watched_timing(self, worker: WorkerProcess, ref: ReferenceService,
+                        score: Score) -> tuple[TimingFigures, TimingFigures]:
+        """The baseline's and the kernel's timed stages, watched for foreign compute on the device;
+        where some ran, both are timed once more on fresh rep seeds (a kernel that started the load
+        itself must not be timed again on inputs it has seen), and the second is kept."""
+        frozen_before, windows = freeze.stats(), []
+        for attempt in range(2):
+            if attempt:
+                ref.baseline = None
+                ref.plan.rep_seeds = [secrets.randbits(31) for _ in ref.plan.rep_seeds]
+            with contention.watch(self.device.type, ref.gpu_key()) as seen:
+                baseline = ref.time_baseline(self.warmup, self.repetitions, self.suite.timing.flush_l2)
+                kernel = self._time_kernel(worker, ref)
+            windows.append(seen.evidence())
+            if not seen.contended:
+                break
+        frozen = {k: round(v - frozen_before[k], 4) for k, v in freeze.stats().items()}
+        score.contended = seen.contended
+        score.contention = {"retimed": len(windows) > 1, "windows": windows, "frozen": frozen}
+        return baseline, kernel
 
     def _kernel_batch(self, worker: WorkerProcess, ref: ReferenceService,
                       reported_ms: float) -> tuple[BatchClock, list[Finding]]:
