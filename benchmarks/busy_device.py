@@ -107,10 +107,22 @@ def score_all(items: list[tuple[Any, str, Path]], options: ScoreOptions, device:
                          "speedup": score.speedup, "kernel_ms": timing.kernel_ms if timing else None,
                          "baseline_ms": timing.baseline_ms if timing else None, "contended": score.contended,
                          "retimed": bool(score.contention.get("retimed")),
+                         "foreign": _foreign(score.contention.get("windows") or []),
                          "frozen": score.contention.get("frozen", {}), "seconds": round(time.perf_counter() - t0, 2)})
             print(f"  {suite.name}/{task_id}: {score.verdict} speedup {score.speedup} contended {score.contended}",
                   flush=True)
     return rows
+
+
+def _foreign(windows: list[dict[str, Any]]) -> float | None:
+    """The first watched window's foreign load: CPU cores, or on a GPU the busiest foreign
+    process's SM utilisation in percent."""
+    if not windows:
+        return None
+    first = windows[0]
+    if first.get("device") == "cuda":
+        return float(max((e["sm_pct"] for e in first.get("foreign_gpu", [])), default=0))
+    return first.get("foreign_cpu_cores")
 
 
 class Agent:
@@ -206,13 +218,14 @@ class _nothing:
 def table(results: dict[str, Any]) -> str:
     rows = results["rows"]
     quiet = {(r["suite"], r["task"]): r for r in rows.get("quiet", [])}
-    lines = ["| kernel | quiet speedup | busy speedup (change) | exclusive speedup (change) | contended busy / excl. |",
-             "|---|---|---|---|---|"]
+    lines = ["| kernel | quiet speedup | busy speedup (change) | exclusive speedup (change) | baseline ms quiet / busy / excl. "
+             "| foreign load quiet / busy / excl. | contended quiet / busy / excl. |",
+             "|---|---|---|---|---|---|---|"]
     changes: dict[str, list[float]] = {c: [] for c in ("busy", "exclusive")}
     for r in rows.get("quiet", []) or rows.get("busy", []) or rows.get("exclusive", []):
         key = (r["suite"], r["task"])
         q = quiet.get(key, {}).get("speedup")
-        cells, flags = [f"{q:.3g}" if q else "-"], []
+        cells = [f"{q:.3g}" if q else "-"]
         for condition in ("busy", "exclusive"):
             other = next((o for o in rows.get(condition, []) if (o["suite"], o["task"]) == key), None)
             s = other and other["speedup"]
@@ -222,8 +235,12 @@ def table(results: dict[str, Any]) -> str:
                 cells.append(f"{s:.3g} ({change:+.0%})")
             else:
                 cells.append(f"{s:.3g}" if s else "-")
-            flags.append("-" if other is None else ("yes" if other["contended"] else "no"))
-        lines.append(f"| {key[0]}/{key[1]} | " + " | ".join(cells) + f" | {' / '.join(flags)} |")
+        found = [quiet.get(key)] + [next((o for o in rows.get(c, []) if (o["suite"], o["task"]) == key), None)
+                                    for c in ("busy", "exclusive")]
+        base = " / ".join(f"{o['baseline_ms']:.3g}" if o and o["baseline_ms"] else "-" for o in found)
+        load = " / ".join(f"{o['foreign']:.2g}" if o and o.get("foreign") is not None else "-" for o in found)
+        flags = " / ".join("-" if o is None else ("yes" if o["contended"] else "no") for o in found)
+        lines.append(f"| {key[0]}/{key[1]} | " + " | ".join(cells) + f" | {base} | {load} | {flags} |")
     for condition, values in changes.items():
         if values:
             lines.append(f"median |change| against quiet, {condition}: {statistics.median(values):.0%} "

@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -56,30 +58,40 @@ def _intervals(log: Path) -> list[tuple[float, float]]:
     return out
 
 
+@asynccontextmanager
+async def ticking_agent(backend: str, lock_dir: Path, name: str) -> AsyncIterator[tuple[Any, freeze.Registration]]:
+    """An agent sandbox registered for the CPU with a freeze server, writing ticks.txt."""
+    async with open_sandbox(SandboxConfig(backend=backend)) as sb:
+        cgroup = _freezer_or_skip(sb)
+        with freeze.FreezeServer(lock_dir) as server:
+            reg = server.register(name, cgroup, [freeze.CPU_DEVICE])
+            await sb.write_file("tick.py", TICKER)
+            ticker = asyncio.create_task(sb.exec("python3 tick.py > ticks.txt", timeout=240))
+            await asyncio.sleep(1.0)
+            try:
+                yield sb, reg
+            finally:
+                ticker.cancel()
+                server.unregister(reg)
+
+
+async def _read_ticks(sb: Any) -> list[float]:
+    await asyncio.sleep(0.3)
+    return _ticks((await sb.read_file("ticks.txt")).decode())
+
+
 def test_judge_freezes_registered_process_sandbox_while_timing(lock_dir: Path) -> None:
     """A real CPU scoring: the ticker in the agent sandbox stops for the timed stages only."""
     from scorer.judge.scoring import score_kernel
 
     async def main() -> tuple[object, list[float], list[tuple[float, float]], float]:
-        async with open_sandbox(SandboxConfig(backend="process")) as sb:
-            cgroup = _freezer_or_skip(sb)
-            with freeze.FreezeServer(lock_dir) as server:
-                reg = server.register("agent-1", cgroup, [freeze.CPU_DEVICE])
-                await sb.write_file("tick.py", TICKER)
-                ticker = asyncio.create_task(sb.exec("python3 tick.py > ticks.txt", timeout=240))
-                await asyncio.sleep(0.5)
-                suite = load_suite("demo")
-                score = await asyncio.to_thread(
-                    score_kernel, suite, "swish", suite.root / "solutions" / "swish" / "kernel.py",
-                    device="cpu", options=ScoreOptions(repetitions=5, warmup=1, seeds=2))
-                intervals = _intervals(reg.log)
-                frozen = reg.frozen_s()
-                assert not freeze.is_frozen(cgroup), "thawed once the scoring ended"
-                await asyncio.sleep(0.3)
-                ticks = _ticks((await sb.read_file("ticks.txt")).decode())
-                ticker.cancel()
-                server.unregister(reg)
-                return score, ticks, intervals, frozen
+        async with ticking_agent("process", lock_dir, "agent-1") as (sb, reg):
+            suite = load_suite("demo")
+            score = await asyncio.to_thread(
+                score_kernel, suite, "swish", suite.root / "solutions" / "swish" / "kernel.py",
+                device="cpu", options=ScoreOptions(repetitions=5, warmup=1, seeds=2))
+            assert not freeze.is_frozen(reg.cgroup), "thawed once the scoring ended"
+            return score, await _read_ticks(sb), _intervals(reg.log), reg.frozen_s()
 
     score, ticks, intervals, frozen = asyncio.run(main())
     assert score.verdict == "passed", score.error  # type: ignore[attr-defined]
@@ -110,47 +122,39 @@ def _wait_thawed(cgroup: Path, within_s: float) -> float:
 
 def test_judge_killed_mid_freeze_thaws_at_once(lock_dir: Path) -> None:
     async def main() -> None:
-        async with open_sandbox(SandboxConfig(backend="process")) as sb:
-            cgroup = _freezer_or_skip(sb)
-            with freeze.FreezeServer(lock_dir) as server:
-                reg = server.register("agent-k", cgroup, [freeze.CPU_DEVICE])
-                sleeper = asyncio.create_task(sb.exec("sleep 60", timeout=90))
-                judge = _judge(lock_dir, lease_s=300)
-                try:
-                    assert judge.stdout is not None and judge.stdout.readline().strip() == "1"
-                    assert freeze.is_frozen(cgroup)
-                    assert list((lock_dir / freeze.LEASES).glob("*.json")), "a lease while frozen"
-                    judge.send_signal(signal.SIGKILL)
-                    assert _wait_thawed(cgroup, within_s=2.0) < 2.0
-                    assert not list((lock_dir / freeze.LEASES).glob("*.json"))
-                finally:
-                    judge.kill()
-                    judge.wait()
-                    sleeper.cancel()
-                server.unregister(reg)
+        async with ticking_agent("process", lock_dir, "agent-k") as (sb, reg):
+            judge = _judge(lock_dir, lease_s=300)
+            try:
+                assert judge.stdout is not None and judge.stdout.readline().strip() == "1"
+                assert freeze.is_frozen(reg.cgroup)
+                assert list((lock_dir / freeze.LEASES).glob("*.json")), "a lease while frozen"
+                judge.send_signal(signal.SIGKILL)
+                killed = time.monotonic()
+                assert _wait_thawed(reg.cgroup, within_s=2.0) < 2.0
+                assert not list((lock_dir / freeze.LEASES).glob("*.json"))
+            finally:
+                judge.kill()
+                judge.wait()
+            assert [t for t in await _read_ticks(sb) if t > killed], "the agent runs again"
 
     asyncio.run(main())
 
 
 def test_lease_deadline_thaws_a_judge_that_never_lets_go(lock_dir: Path) -> None:
     async def main() -> None:
-        async with open_sandbox(SandboxConfig(backend="process")) as sb:
-            cgroup = _freezer_or_skip(sb)
-            with freeze.FreezeServer(lock_dir) as server:
-                reg = server.register("agent-l", cgroup, [freeze.CPU_DEVICE])
-                judge = _judge(lock_dir, lease_s=1.0)
-                try:
-                    assert judge.stdout is not None and judge.stdout.readline().strip() == "1"
-                    t0 = time.monotonic()
-                    assert freeze.is_frozen(cgroup)
-                    _wait_thawed(cgroup, within_s=3.0)
-                    assert 0.8 < time.monotonic() - t0 < 3.0
-                    assert judge.poll() is None, "thawed while the judge still holds its connection"
-                finally:
-                    judge.kill()
-                    judge.wait()
-                assert 0.8 < reg.frozen_s() < 3.0
-                server.unregister(reg)
+        async with ticking_agent("process", lock_dir, "agent-l") as (_, reg):
+            judge = _judge(lock_dir, lease_s=1.0)
+            try:
+                assert judge.stdout is not None and judge.stdout.readline().strip() == "1"
+                t0 = time.monotonic()
+                assert freeze.is_frozen(reg.cgroup)
+                _wait_thawed(reg.cgroup, within_s=3.0)
+                assert 0.8 < time.monotonic() - t0 < 3.0
+                assert judge.poll() is None, "thawed while the judge still holds its connection"
+            finally:
+                judge.kill()
+                judge.wait()
+            assert 0.8 < reg.frozen_s() < 3.0
 
     asyncio.run(main())
 
@@ -193,23 +197,14 @@ def test_frozen_time_is_not_the_agents_wall_time(lock_dir: Path) -> None:
 @pytest.mark.usefixtures("docker_ready")
 def test_docker_agent_container_is_frozen_and_thawed(lock_dir: Path) -> None:
     async def main() -> None:
-        async with open_sandbox(SandboxConfig(backend="docker")) as sb:
-            cgroup = _freezer_or_skip(sb)
-            with freeze.FreezeServer(lock_dir) as server:
-                reg = server.register("agent-d", cgroup, [freeze.CPU_DEVICE])
-                await sb.write_file("tick.py", TICKER)
-                ticker = asyncio.create_task(sb.exec("python3 tick.py > ticks.txt", timeout=60))
+        async with ticking_agent("docker", lock_dir, "agent-d") as (sb, reg):
+            with freeze.exclusive(lock_dir, freeze.CPU_DEVICE) as report:
+                assert report.frozen == ["agent-d"] and freeze.is_frozen(reg.cgroup)
+                start = time.monotonic()
                 await asyncio.sleep(1.0)
-                with freeze.exclusive(lock_dir, freeze.CPU_DEVICE) as report:
-                    assert report.frozen == ["agent-d"] and freeze.is_frozen(cgroup)
-                    start = time.monotonic()
-                    await asyncio.sleep(1.0)
-                    end = time.monotonic()
-                assert not freeze.is_frozen(cgroup)
-                await asyncio.sleep(0.5)
-                ticks = _ticks((await sb.read_file("ticks.txt")).decode())
-                ticker.cancel()
-                server.unregister(reg)
+                end = time.monotonic()
+            assert not freeze.is_frozen(reg.cgroup)
+            ticks = await _read_ticks(sb)
         # The container shares the host's monotonic clock (no time namespace).
         assert not [t for t in ticks if start + 0.02 < t < end - 0.02]
         assert ticks[-1] > end
