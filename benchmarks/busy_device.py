@@ -153,7 +153,9 @@ class Agent:
 
     async def _run(self) -> None:
         gpus: Any = [0] if self.device == "cuda" else "none"
-        cfg = SandboxConfig(backend=self.backend, gpus=gpus, cpus=float(os.cpu_count() or 1))
+        # A CUDA process holds a few GB of host memory for its context and libraries.
+        cfg = SandboxConfig(backend=self.backend, gpus=gpus, cpus=float(os.cpu_count() or 1),
+                            memory="16g" if self.device == "cuda" else "4g")
         try:
             async with open_sandbox(cfg) as sb:
                 cgroup = getattr(sb, "freezer_cgroup", lambda: None)()
@@ -198,9 +200,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if condition == "quiet":
             results["rows"][condition] = score_in_child(args)
             continue
-        with freeze.FreezeServer(lock_dir) if condition == "exclusive" else _nothing() as server:
-            with Agent(args.agent, args.device, burst, server) as agent:
-                results["rows"][condition] = score_in_child(args)
+        try:
+            with freeze.FreezeServer(lock_dir) if condition == "exclusive" else _nothing() as server:
+                with Agent(args.agent, args.device, burst, server) as agent:
+                    results["rows"][condition] = score_in_child(args)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:  # the other conditions still count
+            results.setdefault("errors", {})[condition] = f"{type(exc).__name__}: {exc}"
+            print(f"  {condition} not run: {exc}", flush=True)
+            continue
         results["agents"][condition] = {"wall_s": round(agent.wall_s, 2), "frozen_s": round(agent.frozen_s, 2),
                                         "budget_wall_time_s": round(agent.budget.elapsed_s, 2),
                                         "registered": agent.registered}
@@ -245,6 +252,8 @@ def table(results: dict[str, Any]) -> str:
         if values:
             lines.append(f"median |change| against quiet, {condition}: {statistics.median(values):.0%} "
                          f"(max {max(values):.0%}, {len(values)} kernels)")
+    for condition, error in results.get("errors", {}).items():
+        lines.append(f"{condition}: not run: {error}")
     for condition, agent in results["agents"].items():
         lines.append(f"agent ({condition}): wall {agent['wall_s']} s, frozen {agent['frozen_s']} s, "
                      f"budget counted {agent['budget_wall_time_s']} s")
