@@ -258,6 +258,8 @@ class FreezeServer:
     def thaw(self, regs: list[Registration]) -> None:
         with self._mutex:
             for reg in regs:
+                if reg.sandbox not in self._registered:
+                    continue  # unregistered meanwhile: thawed then, its log is gone
                 refs = self._refs.get(reg.sandbox, 0) - 1
                 if refs > 0:
                     self._refs[reg.sandbox] = refs

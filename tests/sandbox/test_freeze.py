@@ -210,3 +210,23 @@ def test_docker_agent_container_is_frozen_and_thawed(lock_dir: Path) -> None:
         assert ticks[-1] > end
 
     asyncio.run(main())
+
+
+def test_trial_end_thaws_a_frozen_agent_and_leaves_no_files(lock_dir: Path) -> None:
+    """The orchestrator unregisters an agent (its trial ended) while a judge still times: it is
+    thawed at once, and the judge's later thaw leaves nothing behind in the registry."""
+
+    async def main() -> None:
+        async with open_sandbox(SandboxConfig(backend="process")) as sb:
+            cgroup = _freezer_or_skip(sb)
+            with freeze.FreezeServer(lock_dir) as server:
+                reg = server.register("agent-u", cgroup, [freeze.CPU_DEVICE])
+                other = server.register("agent-gpu", cgroup.parent, ["GPU-other"])  # another device: untouched
+                with freeze.exclusive(lock_dir, freeze.CPU_DEVICE) as report:
+                    assert report.frozen == ["agent-u"] and freeze.is_frozen(cgroup)
+                    frozen_s = server.unregister(reg)
+                    assert not freeze.is_frozen(cgroup) and frozen_s > 0
+                server.unregister(other)
+                assert not list((lock_dir / freeze.AGENTS).iterdir())
+
+    asyncio.run(main())
