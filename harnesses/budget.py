@@ -52,6 +52,7 @@ class Budget:
         self._clock = clock
         self._started: float | None = None
         self._stopped: float | None = None
+        self._paused: Callable[[float, float], float] | None = None
         self.turns = 0
         self.input_tokens = 0
         self.output_tokens = 0
@@ -66,11 +67,24 @@ class Budget:
         if self._started is not None and self._stopped is None:
             self._stopped = self._clock()
 
+    def exclude_paused(self, paused: Callable[[float, float], float]) -> None:
+        """``paused(since, until)``: seconds the agent's sandbox was frozen between two readings of
+        the clock (a sweep freezes it while a judge times on its device; scorer/gpu/freeze.py).
+        They are not the agent's time, so the wall-time budget leaves them out."""
+        self._paused = paused
+
+    @property
+    def paused_s(self) -> float:
+        if self._started is None or self._paused is None:
+            return 0.0
+        return self._paused(self._started, self._stopped if self._stopped is not None else self._clock())
+
     @property
     def elapsed_s(self) -> float:
         if self._started is None:
             return 0.0
-        return (self._stopped if self._stopped is not None else self._clock()) - self._started
+        wall = (self._stopped if self._stopped is not None else self._clock()) - self._started
+        return max(0.0, wall - self.paused_s)
 
     def remaining_s(self) -> float | None:
         if self.config.wall_time_s is None:
@@ -115,5 +129,6 @@ class Budget:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "wall_time_s": round(self.elapsed_s, 3),
+            "frozen_s": round(self.paused_s, 3),
             "dollars": self.dollars,
         }

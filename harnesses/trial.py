@@ -18,7 +18,7 @@ import shlex
 import tempfile
 import time
 import traceback
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -38,6 +38,7 @@ from kernelarena.logs import get_logger
 from sandbox.base import Sandbox, SandboxError
 from sandbox.config import Mount, SandboxConfig
 from sandbox.open import open_sandbox, resolve_backend
+from scorer.gpu.freeze import ALL_DEVICES, CPU_DEVICE, FreezeServer
 from scorer.gpu.lock import LOCK_DIR_ENV
 from scorer.score import Score
 from scorer.tasks.suites import Suite, Task, load_suite
@@ -167,10 +168,11 @@ def _sandbox_config(base: SandboxConfig, device: str, trial_id: str, role: str) 
         gpus = "all"
     labels = {**base.labels, "kernelarena.trial": trial_id, "kernelarena.role": role}
     mounts = list(base.mounts)
-    if role == "scorer" and device != "cpu":
+    if role == "scorer":
         # The scorer's per-GPU timing lock is a file lock: every scoring sandbox on this host
-        # must see the same folder, or concurrent trials would time on one GPU at once.
-        lock_dir = _shared_gpu_lock_dir()
+        # must see the same folder, or concurrent trials would time on one GPU at once. The
+        # sweep's freeze servers listen there too (on a CPU as well).
+        lock_dir = shared_gpu_lock_dir()
         mounts.append(Mount(host=lock_dir, target=GPU_LOCK_TARGET, read_only=False))
         env[LOCK_DIR_ENV] = GPU_LOCK_TARGET if resolve_backend_name(base) == "docker" else str(lock_dir)
     return base.model_copy(update={"env": env, "gpus": gpus, "labels": labels, "mounts": mounts})
@@ -179,7 +181,7 @@ def _sandbox_config(base: SandboxConfig, device: str, trial_id: str, role: str) 
 GPU_LOCK_TARGET = "/run/kernelarena-gpu-locks"
 
 
-def _shared_gpu_lock_dir() -> Path:
+def shared_gpu_lock_dir() -> Path:
     path = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "kernelarena-gpu-locks")
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o1777)  # the sandbox user (uid 1000) takes the lock too
@@ -190,10 +192,12 @@ def resolve_backend_name(cfg: SandboxConfig) -> str:
     return resolve_backend(cfg.backend)
 
 
-async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | None = None) -> TrialOutcome:
+async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | None = None,
+                    freezer: FreezeServer | None = None) -> TrialOutcome:
     """``score_slot``, when given, is entered around scoring only and yields the device to score
     on (``"cpu"`` or ``"cuda:N"``), so a sweep holds a GPU exclusively while timing, not while
-    the agent thinks."""
+    the agent thinks. ``freezer``: the sweep's freeze server; the agent sandbox is registered
+    with it under the devices it uses, so judges timing there freeze it (scorer/gpu/freeze.py)."""
     started = time.monotonic()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -221,7 +225,8 @@ async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | N
             versions={"kernelarena": kernelarena.__version__, "python": platform.python_version()},
         )
         model.on_retry = lambda info: transcript.event("retry", **info)
-        result = await _run_agent(spec, harness, model, template, suite, task, device, transcript, budget, out_dir)
+        result = await _run_agent(spec, harness, model, template, suite, task, device, transcript, budget, out_dir,
+                                  freezer)
         exit_reason = result.exit_reason
         score = await _score(spec, suite, task, device, out_dir, transcript, score_slot)
     except asyncio.CancelledError:
@@ -267,11 +272,12 @@ async def run_trial(spec: TrialSpec, out_dir: Path, *, score_slot: ScoreSlot | N
 
 async def _run_agent(
     spec: TrialSpec, harness: Harness, model: ModelClient, template: PromptTemplate, suite: Suite, task: Task,
-    device: str, transcript: Transcript, budget: Budget, out_dir: Path,
+    device: str, transcript: Transcript, budget: Budget, out_dir: Path, freezer: FreezeServer | None = None,
 ) -> HarnessResult:
     cfg = _sandbox_config(spec.sandbox, device, spec.trial_id, "agent")
     try:
-        async with harness.agent_sandbox(cfg) as cfg, open_sandbox(cfg) as sb:
+        async with harness.agent_sandbox(cfg) as cfg, open_sandbox(cfg) as sb, \
+                _frozen_while_timing(freezer, sb, cfg, device, spec.trial_id, budget, transcript):
             transcript.event("harness_event", kind="sandbox_opened", role="agent", workdir=sb.workdir, info=sb.info.to_dict())
             prompt = render_prompt(template, harness, suite, task, device, sb.workdir)
             await sb.write_file(REFERENCE_FILE, task.source())
@@ -292,11 +298,47 @@ async def _run_agent(
         raise TrialBroken(f"agent sandbox broke: {exc}") from exc
 
 
+def agent_devices(cfg: SandboxConfig, device: str) -> list[str]:
+    """The lock keys of the devices an agent sandbox uses: the CPU, its GPUs' UUIDs, or all."""
+    if device == "cpu" or cfg.gpus == "none":
+        return [CPU_DEVICE]
+    if cfg.gpus == "all":
+        return [ALL_DEVICES]
+    try:
+        from scorer.gpu.lock import device_lock_key
+
+        return [device_lock_key(f"cuda:{i}") or ALL_DEVICES for i in cfg.gpus]
+    except Exception:  # no CUDA in this process: freeze it for every device rather than none
+        return [ALL_DEVICES]
+
+
+@asynccontextmanager
+async def _frozen_while_timing(freezer: FreezeServer | None, sb: Sandbox, cfg: SandboxConfig, device: str,
+                               trial_id: str, budget: Budget, transcript: Transcript) -> Any:
+    """Registers the agent sandbox with the sweep's freeze server for as long as it is open;
+    frozen time is left out of the agent's wall-time budget. Thawed and unregistered before the
+    sandbox closes."""
+    cgroup = getattr(sb, "freezer_cgroup", lambda: None)()
+    if freezer is None or cgroup is None:
+        yield
+        return
+    reg = freezer.register(f"{trial_id.replace('/', '_')}-{os.getpid()}-{id(sb):x}", cgroup,
+                           agent_devices(cfg, device), trial_id)
+    budget.exclude_paused(lambda since, until: reg.frozen_s(since, until))
+    try:
+        yield
+    finally:
+        frozen = freezer.unregister(reg)
+        transcript.event("harness_event", kind="agent_frozen", seconds=round(frozen, 3), devices=reg.devices)
+
+
 async def _run_harness(harness: Harness, ctx: TrialContext) -> HarnessResult:
     wall = ctx.budget.config.wall_time_s
     ctx.budget.start()
     try:
-        return await asyncio.wait_for(harness.run(ctx), None if wall is None else wall + HARNESS_GRACE_S)
+        if wall is None:
+            return await harness.run(ctx)
+        return await _within_budget(harness.run(ctx), ctx.budget, wall + HARNESS_GRACE_S)
     except asyncio.TimeoutError:
         # The harness overran its budget without stopping itself; the trial enforces it.
         ctx.transcript.event("budget", kind="wall_time", limit=wall, used=round(ctx.budget.elapsed_s, 3), enforced_by="trial")
@@ -308,6 +350,22 @@ async def _run_harness(harness: Harness, ctx: TrialContext) -> HarnessResult:
         raise TrialBroken(f"harness '{harness.name}' crashed: {type(exc).__name__}: {exc}") from exc
     finally:
         ctx.budget.stop()
+
+
+async def _within_budget(work: Any, budget: Budget, limit_s: float) -> HarnessResult:
+    """Awaits the harness until the budget's elapsed time (frozen time left out) passes limit_s."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=max(0.05, limit_s - budget.elapsed_s))
+            if done:
+                return task.result()
+            if budget.elapsed_s >= limit_s:
+                raise asyncio.TimeoutError
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 async def _collect_kernel(sb: Sandbox, kernel_path: str, out_dir: Path, transcript: Transcript) -> None:

@@ -2,11 +2,14 @@
 runs it. The only module of the orchestrator that knows run_trial's signature.
 
 GPU exclusivity: run_trial's `score_slot` (the limits' async context manager yielding the device
-to score on) holds a device only while scoring; the agent's sandbox is not pinned to one.
+to score on) holds a device only while scoring. Each agent sandbox sees one GPU (round-robin), and
+with a freeze server it is frozen while a judge times on that GPU (scorer/gpu/freeze.py), so the
+agents of the other GPUs go on.
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from orchestrator.planner import PlannedTrial
 from orchestrator.spec import SweepSpec
 from sandbox import SandboxConfig
 from sandbox.docker_client import SWEEP as SWEEP_LABEL
+from scorer.gpu.freeze import FreezeServer
 
 
 def score_options(spec: SweepSpec) -> dict[str, Any]:
@@ -35,11 +39,13 @@ def sandbox_config(spec: SweepSpec, sweep_label: str) -> SandboxConfig:
 
 
 class HarnessRunner:
-    def __init__(self, spec: SweepSpec, limits: Limits, sweep_label: str) -> None:
+    def __init__(self, spec: SweepSpec, limits: Limits, sweep_label: str, freezer: FreezeServer | None = None) -> None:
         self.spec = spec
+        self.freezer = freezer
         self.limits = limits
         self.sandbox = sandbox_config(spec, sweep_label)
         self.score_options = score_options(spec)
+        self._round_robin = itertools.cycle(limits.devices)
 
     def trial_spec(self, trial: PlannedTrial, device: str) -> TrialSpec:
         model = self.spec.model(trial.model)
@@ -61,6 +67,6 @@ class HarnessRunner:
         )
 
     async def __call__(self, trial: PlannedTrial, out_dir: Path) -> None:
-        # The agent is not pinned; the slot says which device scoring holds.
-        device = "cpu" if self.limits.devices == ["cpu"] else "cuda"
-        await run_trial(self.trial_spec(trial, device), out_dir, score_slot=self.limits.scoring_device)
+        spec = self.trial_spec(trial, next(self._round_robin))
+        # The agent's sandbox sees its round-robin GPU; the slot says which device scoring holds.
+        await run_trial(spec, out_dir, score_slot=self.limits.scoring_device, freezer=self.freezer)

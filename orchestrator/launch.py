@@ -4,7 +4,10 @@ containers, then run the pending trials with progress on the terminal."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+from contextlib import contextmanager
+from typing import Iterator
 
 from kernelarena.logs import get_logger
 from orchestrator.harness_runner import HarnessRunner
@@ -14,7 +17,11 @@ from orchestrator.planner import plan
 from orchestrator.prepare import LEDGER_FILE, SweepPlan, freeze, scoring_devices, sweep_label
 from orchestrator.progress import SweepProgress
 from orchestrator.sweep import SweepOutcome, SweepRunner, TrialRunner, recover_interrupted
+from harnesses.trial import shared_gpu_lock_dir
 from sandbox import docker_client
+from scorer.gpu.freeze import FreezeServer
+
+EXCLUSIVE_TIMING_ENV = "KERNELARENA_EXCLUSIVE_TIMING"
 
 log = get_logger("kernelarena.sweep")
 
@@ -52,8 +59,30 @@ async def run_sweep(plan_: SweepPlan, runner: TrialRunner | None = None, live: b
                     return await SweepRunner(spec, sweep_dir, ledger, trials, runner or ray_run.runner,
                                              ray_run.limits, progress, breaker=ray_run.breaker).run()
             limits = Limits(spec, scoring_devices(spec))
-            runner = runner or HarnessRunner(spec, limits, sweep_label=sweep_label(sweep_dir))
-            return await SweepRunner(spec, sweep_dir, ledger, trials, runner, limits, progress).run()
+            with exclusive_timing() as freezer:
+                runner = runner or HarnessRunner(spec, limits, sweep_label=sweep_label(sweep_dir), freezer=freezer)
+                return await SweepRunner(spec, sweep_dir, ledger, trials, runner, limits, progress).run()
+
+
+@contextmanager
+def exclusive_timing() -> Iterator[FreezeServer | None]:
+    """The sweep's freeze server: judges timing on a device freeze the agent sandboxes that use it
+    (docs/SWEEPS.md). KERNELARENA_EXCLUSIVE_TIMING=0 turns it off; a host where the lock folder
+    cannot hold a socket runs without it (judges then only detect the load)."""
+    if os.environ.get(EXCLUSIVE_TIMING_ENV, "1") == "0":
+        yield None
+        return
+    try:
+        server = FreezeServer(shared_gpu_lock_dir()).start()
+    except OSError as exc:
+        log.warning("freeze_server_unavailable", error=str(exc))
+        yield None
+        return
+    try:
+        yield server
+    finally:
+        server.close()
+        log.info("freeze_server_closed", sections=server.sections)
 
 
 def run_sweep_blocking(plan_: SweepPlan, live: bool | None = None) -> SweepOutcome:

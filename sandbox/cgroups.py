@@ -1,5 +1,7 @@
-"""Linux control groups: the process backend's pids/memory/cpu limits, and the OOM-kill
-counters both backends read to tell an OOM kill from any other SIGKILL.
+"""Linux control groups: the process backend's pids/memory/cpu limits and freezer, the OOM-kill
+counters both backends read to tell an OOM kill from any other SIGKILL, and where a container's
+freezer is (a sweep freezes agent sandboxes while a judge times on their device:
+scorer/gpu/freeze.py).
 
 Works with cgroup v2 (one hierarchy with controllers) and v1 (one mount per controller). Where
 no hierarchy is writable (not root, or /sys/fs/cgroup read-only inside a container) `create`
@@ -19,7 +21,7 @@ from kernelarena.logs import get_logger
 
 log = get_logger("kernelarena.sandbox")
 
-CONTROLLERS = ("pids", "memory", "cpu")
+CONTROLLERS = ("pids", "memory", "cpu", "freezer")  # freezer: a v1 controller, core in v2
 PARENT = "kernelarena"
 
 
@@ -47,6 +49,21 @@ def docker_oom_file(container_id: str) -> Path | None:
         root / "docker" / container_id / "memory.events",
     ):
         if read_oom_kills(candidate) is not None:
+            return candidate
+    return None
+
+
+def docker_freezer_dir(container_id: str) -> Path | None:
+    """The folder whose freezer (v2 cgroup.freeze, v1 freezer.state) stops a container, for the
+    cgroupfs and systemd drivers; None when the daemon's cgroups are not visible from here."""
+    root = Path("/sys/fs/cgroup")
+    for candidate, name in (
+        (root / "freezer" / "docker" / container_id, "freezer.state"),
+        (root / "freezer" / "system.slice" / f"docker-{container_id}.scope", "freezer.state"),
+        (root / "system.slice" / f"docker-{container_id}.scope", "cgroup.freeze"),
+        (root / "docker" / container_id, "cgroup.freeze"),
+    ):
+        if (candidate / name).exists():
             return candidate
     return None
 
@@ -95,6 +112,13 @@ class Cgroup:
     @property
     def procs_files(self) -> list[str]:
         return sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
+
+    @property
+    def freezer_dir(self) -> Path | None:
+        """Where this group is frozen: the v2 group itself, or the v1 freezer group."""
+        if self.version == 2:
+            return next(iter(self.dirs.values()), None)
+        return self.dirs.get("freezer")
 
     def join_self(self) -> None:
         """Move the calling process in; called in the child before exec."""

@@ -39,7 +39,7 @@ from sandbox.base import (
     timed_out_from,
     with_timeout,
 )
-from sandbox.cgroups import docker_oom_file, read_oom_kills
+from sandbox.cgroups import docker_freezer_dir, docker_oom_file, read_oom_kills
 from sandbox.config import CONTAINER_CODE_ROOT, CONTAINER_WORKDIR, SandboxConfig
 from sandbox.output import BoundedCapture
 from sandbox.paths import repo_root, solution_dirs
@@ -127,8 +127,13 @@ class DockerSandbox(Sandbox):
         self._client: docker.DockerClient | None = None
         self._container_id: str | None = None
         self._oom_file: Path | None = None
+        self._freezer: Path | None = None
         self._oom_seen = 0
         self._closed = False
+
+    def freezer_cgroup(self) -> Path | None:
+        """The container's cgroup folder whose freezer pauses it (as `docker pause` does), or None."""
+        return self._freezer
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -164,6 +169,10 @@ class DockerSandbox(Sandbox):
                 ) from None
             raise SandboxError(f"cannot start the sandbox container: {dc.short_error(exc)}") from None
         self._oom_file = docker_oom_file(container.id)
+        self._freezer = docker_freezer_dir(container.id)
+        if self._freezer is None:
+            self.info.not_enforced["freeze"] = ("the container's cgroup is not visible from here: a sweep cannot pause "
+                                                "it while a judge times on its device; the judge only detects its load")
         self.info.details.update(container=container.name, image=cfg.image,
                                  oom_counter=str(self._oom_file or "inside the container"))
 

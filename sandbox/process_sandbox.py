@@ -117,6 +117,11 @@ class ProcessSandbox(Sandbox):
             info.limits["memory"] = f"{cfg.memory} (RLIMIT_AS: allocations fail, no OOM kill)"
         else:
             info.not_enforced["memory"] = "GPU requested and no memory cgroup: RLIMIT_AS would break the GPU runtime"
+        if self.freezer_cgroup() is not None:
+            info.details["freezer"] = "cgroup (a sweep freezes it while a judge times on its device)"
+        else:
+            info.not_enforced["freeze"] = ("no freezer cgroup: a sweep cannot pause this sandbox while a judge times "
+                                           "on its device; the judge only detects its load")
         if "cpus" in cg_limits:
             info.limits["cpus"] = f"{cfg.cpus:g} (cgroup)"
         else:
@@ -125,6 +130,10 @@ class ProcessSandbox(Sandbox):
         info.not_enforced["filesystem"] = "the host filesystem stays visible (no mount namespace); only file calls are confined to the workdir"
         if cfg.mounts:
             info.details["mounts"] = "host paths are used as they are (see mount_path)"
+
+    def freezer_cgroup(self) -> Path | None:
+        """The cgroup that freezes every process of this sandbox, or None (no cgroup here)."""
+        return self._cgroup.freezer_dir if self._cgroup else None
 
     def _pids_enforced_by_rlimit(self) -> bool:
         uid = self._uid if self._uid is not None else os.geteuid()

@@ -62,6 +62,11 @@ class Score:
     timing: TimingResult | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     durations_s: dict[str, float] = field(default_factory=dict)
+    # The timing kept was taken while foreign compute ran on the device (scorer/gpu/contention.py):
+    # seen in the first timing and again in the one re-time. `contention` holds the evidence of
+    # every watched window, whether the stages were re-timed, and what exclusive timing froze.
+    contended: bool = False
+    contention: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCORE_VERSION
 
     @property

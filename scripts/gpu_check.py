@@ -13,6 +13,8 @@ Parts (run all by default, or pick with --parts):
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
   launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
   start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server
+  busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
+            and beside it with exclusive timing (the agent frozen while a judge times)
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
@@ -390,6 +392,18 @@ def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
     return lines
 
 
+def part_busy(out: Path, device: str, budget: Budget, tasks: str) -> list[str]:
+    """benchmarks/busy_device.py on this device (its table is printed last)."""
+    cmd = [sys.executable, str(ROOT / "benchmarks/busy_device.py"), "--device", device, "--json", str(out / "busy.json")]
+    if tasks:
+        cmd += ["--tasks", tasks]
+    rc, text = _subprocess(cmd, out / "busy.log", budget)
+    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    table = [line for line in body if line.startswith(("|", "median", "agent"))]
+    err = text.split("\n--- stderr ---\n")[-1].strip().splitlines()[-6:] if rc else []
+    return [f"busy device (benchmarks/busy_device.py, exit {rc}):"] + ["  " + line for line in table + err]
+
+
 def _fork_preflight(device: str) -> str:
     """One scoring through the fork server's workers before anything else: should forked workers
     fail on this machine, the rest of the call starts them with exec (and says so) instead of
@@ -423,6 +437,8 @@ def main() -> None:
     parser.add_argument("--demo-workers", type=int, default=1,
                         help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
     parser.add_argument("--pytest-files", default=PYTEST_FILES, help="pytest part: comma list of test paths")
+    parser.add_argument("--busy-tasks", default="", help="busy part: comma list of task ids (default: every "
+                        "demo and kernelbench reference solution)")
     parser.add_argument("--budget-s", type=float, default=560.0, help="start no new work after this many seconds")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -462,6 +478,8 @@ def main() -> None:
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget)
+            elif part == "busy":
+                lines = part_busy(args.out, args.device, budget, args.busy_tasks)
             elif part == "start":
                 lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
             else:

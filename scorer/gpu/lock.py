@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from scorer.gpu import freeze
+
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 # A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
 # monotonic clock): where a concurrent run's GPU time went (scorer/gpu/lock_trace.py).
@@ -146,15 +148,25 @@ def _trace(shared: bool, asked: float, got: float, freed: float) -> None:
 
 
 @contextmanager
-def hold_gpu(gpu_key: str | None, *, shared: bool = False) -> Iterator[None]:
+def hold_gpu(gpu_key: str | None, *, shared: bool = False, lease_s: float = 300.0) -> Iterator[None]:
     """Blocks until the lock for `gpu_key` can be taken (shared or exclusive); None (CPU runs)
-    locks nothing."""
+    locks nothing. The exclusive side is the timer's: once it holds the lock, the sweep's agent
+    sandboxes on the device (the CPU for None) are frozen until it lets go (scorer/gpu/freeze.py),
+    for at most `lease_s`."""
     if gpu_key is None:
-        yield
+        if shared:
+            yield
+        else:
+            with freeze.exclusive(lock_dir(), freeze.CPU_DEVICE, lease_s):
+                yield
         return
     lock = GpuLock(gpu_key, shared=shared)
     try:
         lock.acquire()
-        yield
+        if shared:
+            yield
+        else:
+            with freeze.exclusive(lock_dir(), gpu_key, lease_s):
+                yield
     finally:
         lock.close()

@@ -78,3 +78,33 @@ def test_unknown_price_leaves_dollars_unknown_and_unenforced() -> None:
 def test_config_rejects_unknown_fields() -> None:
     with pytest.raises(ValueError):
         BudgetConfig(max_turn=3)
+
+
+def test_frozen_time_is_left_out_of_wall_time(tmp_path) -> None:
+    """A sandbox frozen 40 s of the agent's 70 s (its freeze log, as the sweep's freeze server
+    writes it): the budget counts 30 s, and a 60 s wall-time limit is not reached."""
+    from scorer.gpu.freeze import frozen_seconds
+
+    clock = FakeClock()
+    log = tmp_path / "agent.frozen"
+    log.write_text("F 90.0\nT 95.0\nF 110.0\nT 140.0\nF 160.0\n")  # the first freeze began before the agent
+    budget = Budget(BudgetConfig(wall_time_s=60), clock=clock)
+    budget.exclude_paused(lambda since, until: frozen_seconds(log, since, until))
+    budget.start()
+    clock.now = 170.0  # 70 s on the wall; frozen 30 s, and 10 s of a freeze still in force
+    assert budget.paused_s == pytest.approx(40.0)
+    assert budget.elapsed_s == pytest.approx(30.0)
+    budget.check()
+    budget.stop()
+    clock.now = 500.0
+    assert budget.elapsed_s == pytest.approx(30.0), "stopped: neither wall time nor freezes count after"
+    assert budget.usage()["frozen_s"] == pytest.approx(40.0)
+
+
+def test_wall_time_limit_still_applies_beside_freezes(tmp_path) -> None:
+    clock = FakeClock()
+    budget = Budget(BudgetConfig(wall_time_s=60), clock=clock)
+    budget.exclude_paused(lambda since, until: 5.0)
+    budget.start()
+    clock.now = 166.0  # 66 s on the wall, 5 frozen: 61 s counted
+    assert exhausted(budget).kind == "wall_time"

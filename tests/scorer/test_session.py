@@ -25,8 +25,10 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
         assert "reference" in first.durations_s and "reference" not in second.durations_s
         # The reference's preparation steps and the queueing for the GPU are reported.
         assert {"reference_build_worker", "reference_outputs_worker", "gpu_lock_wait"} <= set(first.durations_s)
-        assert "baseline_timing" in first.durations_s and "baseline_timing" not in second.durations_s
-        assert second.timing is not None and second.timing.baseline_ms == first.timing.baseline_ms
+        assert "baseline_timing" in first.durations_s
+        if not second.contention["retimed"]:  # foreign load on the box re-times the baseline with the kernel
+            assert "baseline_timing" not in second.durations_s
+            assert second.timing is not None and second.timing.baseline_ms == first.timing.baseline_ms
         assert list(session._references.values())[0].worker.proc.pid == reference_pid
         # Each kernel had a worker of its own, dead once its kernel was scored; one waits warm.
         warm = session._pool["cpu"]
