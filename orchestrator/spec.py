@@ -145,6 +145,10 @@ class ScoreSpec(_Strict):
     """Random input sets for the correctness check; the scorer's default when unset."""
     skip_timing: bool = False
     """Correctness and anti-hack checks only (no speedups); for smoke tests and benchmarks."""
+    accept_weak_isolation: bool = False
+    """Score even where the host cannot wall each kernel's process in completely (own PID, mount,
+    network and IPC namespace, private files, no_new_privs, seccomp). Off: such a trial's scoring
+    is refused with one line naming what is missing; on: score.json's `isolation` records it."""
 
 
 class FailureSpec(_Strict):

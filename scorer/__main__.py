@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--repetitions", type=int, default=None, help="override the suite's timed repetitions")
     score.add_argument("--warmup", type=int, default=None, help="override the suite's warm-up repetitions")
     score.add_argument("--skip-timing", action="store_true", help="correctness and anti-hack checks only")
+    score.add_argument("--accept-weak-isolation", action="store_true",
+                       help="score even where the host cannot wall the kernel's process in completely "
+                            "(score.json's `isolation` says what was missing)")
     return parser
 
 
@@ -41,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.seeds < 1:
             raise ScorerUserError("--seeds must be at least 1")
         options = ScoreOptions(device=args.device, seeds=args.seeds, repetitions=args.repetitions,
-                               warmup=args.warmup, skip_timing=args.skip_timing)
+                               warmup=args.warmup, skip_timing=args.skip_timing,
+                               require_isolation=not args.accept_weak_isolation)
         score = score_kernel(load_suite(args.suite), args.task, args.kernel, device=args.device, options=options)
         score.write(args.out)
     except ScorerUserError as exc:

@@ -31,3 +31,6 @@ class ScoreOptions:
     """RLIMIT_AS for the kernel worker on CPU runs (CUDA needs a huge address space)."""
     alt_shapes: bool = True
     """Also verify on the task's alternative shapes (shape-specialization check)."""
+    require_isolation: bool = False
+    """Refuse to score (a user error) unless every wall of scorer/workers/wall.py is in force around
+    the kernel's process; sweeps score for a leaderboard and ask for it unless told to accept less."""

@@ -67,6 +67,9 @@ class Score:
     # every watched window, whether the stages were re-timed, and what exclusive timing froze.
     contended: bool = False
     contention: dict[str, Any] = field(default_factory=dict)
+    # Which of the operating system's walls were around the kernel's process, read by the judge
+    # from /proc (scorer/workers/wall.py): {"walls": {name: bool}, "complete", "missing", "uid"}.
+    isolation: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCORE_VERSION
 
     @property

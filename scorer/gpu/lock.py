@@ -62,6 +62,15 @@ def lock_path(gpu_key: str) -> Path:
     return base / f"kernelarena-{safe}.lock"
 
 
+def _open_lock(path: Path) -> Any:
+    """A lock file's handle. A walled kernel worker runs under a uid of its own: it may take the
+    lock (flock needs only a read handle) but cannot write, truncate or replace the judge's file."""
+    try:
+        return open(path, "a+")
+    except PermissionError:
+        return open(path)
+
+
 class GpuLock:
     """One holder's handle on a GPU's lock (its own open files, so threads and processes each get
     their own). `acquire` and `release` are idempotent: a holder may let go while it does host work
@@ -72,8 +81,8 @@ class GpuLock:
     def __init__(self, gpu_key: str, *, shared: bool) -> None:
         self.shared = shared
         path = lock_path(gpu_key)
-        self._lock = open(path, "a+")
-        self._timers = open(path.with_suffix(".timers"), "a+")
+        self._lock = _open_lock(path)
+        self._timers = _open_lock(path.with_suffix(".timers"))
         self.held = False
         self._asked = self._got = 0.0
 

@@ -45,6 +45,7 @@ from scorer.judge.rep_feed import RepFeed
 from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
+from scorer.workers import wall
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 
 log = logging.getLogger("kernelarena.scorer")
@@ -281,6 +282,7 @@ class Judge:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
+        self._check_wall(worker, score)
         if self.after_start is not None:
             self.after_start()
         baseline: tuple[TimingFigures, BatchClock] | None = None
@@ -352,6 +354,23 @@ class Judge:
         if isinstance(worker_s, (int, float)) and stage != "kernel_spawn":
             self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
+    def _check_wall(self, worker: WorkerProcess, score: Score) -> None:
+        """The kernel worker's walls, read from outside while nothing of the kernel runs yet."""
+        assert worker.proc is not None
+        if not wall.enabled():
+            score.isolation = {"walls": {}, "complete": False, "missing": list(wall.WALLS),
+                               "error": f"turned off ({wall.ENV_SWITCH}=0)"}
+        else:
+            score.isolation = wall.inspect(wall.walled_pid(worker.proc.pid), tempfile.gettempdir())
+        if score.isolation["complete"]:
+            return
+        line = (f"the kernel's process is not fully walled in on this host (missing: "
+                f"{', '.join(score.isolation['missing'])})")
+        if self.options.require_isolation:
+            raise ScorerUserError(f"{line}; score as root on a host with namespaces and seccomp "
+                                  "(pip install pyseccomp), or pass --accept-weak-isolation to score anyway")
+        log.warning("%s; the score records it", line)
+
     def _setup(self, worker: WorkerProcess, ref: ReferenceService) -> None:
         plan = ref.plan
         setup = KernelSetup(task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
@@ -360,7 +379,7 @@ class Judge:
         reply = self._ask(worker, "kernel_setup", setup, None, self.options.load_s)
         # Read by the judge while the worker is still trusted (kernel.py not imported yet).
         assert worker.proc is not None
-        pid = worker.proc.pid
+        pid = wall.walled_pid(worker.proc.pid)
         fingerprint = reply.header.get("timers") if isinstance(reply.header.get("timers"), dict) else {}
         self._native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
 

@@ -20,6 +20,7 @@ import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
+from scorer.workers import wall  # noqa: E402
 from scorer.workers.protocol import (KERNEL_REQUESTS, REFERENCE_REQUESTS, Exit, Ping, ProtocolViolation,  # noqa: E402
                                      Request, Spool, TimedNext, TimedStep, parse_request, recv_frame, send_frame)
 
@@ -89,6 +90,9 @@ def warm_device(device: str) -> None:
 
 
 def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> int:
+    if role == "kernel" and wall.enabled():
+        # Before the device, the task or the kernel exist in this process (CUDA must start inside).
+        wall.enter(Path.cwd(), [p for p in os.environ.get(wall.READ_ONLY_ENV, "").split(os.pathsep) if p])
     handlers = _role_handlers(role, _asker(in_fd, out_fd, spool))
     warm_device(warm)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.

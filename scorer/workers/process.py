@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from scorer.workers import forkserver
+from scorer.workers import forkserver, wall
 from scorer.gpu.lock import LOCK_DIR_ENV, lock_dir
 from scorer.checks.poison import perturb_environment
 from scorer.workers.protocol import (STEP_KEY, ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame,
@@ -67,6 +67,8 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
         PYTHONPATH=os.pathsep.join([str(SCORER_ROOT)] + [p for p in [env.get("PYTHONPATH", "")] if p]),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONFAULTHANDLER="1",
+        **{wall.READ_ONLY_ENV: os.pathsep.join(wall.read_only_paths([str(SCORER_ROOT)])),
+           wall.HIDE_ENV: tempfile.gettempdir()},
         PYTHONUNBUFFERED="1",
     )
     # glibc reads it at the first malloc, so it must be set before exec; both workers get it so

@@ -1,0 +1,447 @@
+"""The operating system's wall around the kernel worker.
+
+A kernel is untrusted code in a process of ours. Checks inside that process catch what it does to
+its own results; what it could do to other processes (read the reference worker's memory, stop it
+during the baseline, outlive its scoring, plant files for the judge) is made impossible instead.
+Before anything of the task or the kernel exists, the kernel worker:
+
+- unshares a PID, mount, network and IPC namespace (and a user namespace where it is not root),
+  then forks: the child is PID 1 of the new PID namespace and becomes the worker; the parent only
+  waits for it and exits with its status. The kernel sees no other process, so it cannot signal,
+  renice or read one; when the child ends, the kernel (Linux) kills every process left in the
+  namespace, so nothing the kernel started (double forks, setsid, ignored SIGTERM) outlives it;
+- mounts its own /proc (CUDA fails in a PID namespace that still sees the host's /proc), and
+  remounts the scorer's checkout, the interpreter's folders and the judge's working directory
+  read-only;
+- where it runs as root, changes to a uid and gid of its own (one per worker, so two kernels
+  cannot reach each other either) and owns only its own folder; the judge's folders (0700) and
+  files are out of its reach;
+- sets no_new_privs and loads a seccomp filter (libseccomp through `pyseccomp`) that refuses
+  ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces and
+  module loading.
+
+What stays reachable and why: the GPU device nodes (the kernel must run on the GPU), /dev/shm
+(torch's CUDA IPC reference counters: the kernel's outputs reach the reference worker as CUDA IPC
+handles), its own folder, the GPU lock files (the kernel worker takes the shared side itself), and
+the channel fds to the judge. The judge verifies the wall from outside (`inspect`): it reads the
+worker's uid, namespaces, no_new_privs and seccomp mode from /proc, so the record in score.json is
+not the kernel's word.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+ENV_SWITCH = "KERNELARENA_WALL"  # "0" turns the wall off (a host where it breaks the device)
+READ_ONLY_ENV = "KERNELARENA_READ_ONLY"  # the folders the judge asks to be remounted read-only
+HIDE_ENV = "KERNELARENA_HIDE"  # the judge's temp folder, covered by an empty one inside the wall
+LOCK_GLOB = "kernelarena-*"  # the GPU lock files, kept visible (read-only) where they sit in it
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+# Uids of walled kernels: one per worker (the waiting parent's pid added), far from real users.
+UID_BASE = 200_000
+# Refused with EPERM inside the wall: reaching other processes (ptrace, their memory, their fds),
+# the kernel's own facilities a sandboxed process never needs, and re-arranging its own namespaces.
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+    "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
+    "unshare", "setns", "chroot", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+    "delete_module", "reboot", "swapon", "swapoff", "syslog", "acct", "quotactl",
+    "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "settimeofday", "clock_settime",
+    "clock_adjtime", "adjtimex",
+)
+WALLS = ("pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace", "private_files",
+         "no_capabilities", "no_new_privs", "seccomp")
+_O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1") != "0"
+
+
+def _call(fn: Any, *args: Any) -> None:
+    if fn(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _unshare(flags: int) -> None:
+    _call(_libc.unshare, ctypes.c_int(flags))
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _call(_libc.mount, enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), None)
+
+
+def _prctl(option: int, value: int) -> None:
+    _call(_libc.prctl, ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+          ctypes.c_ulong(0))
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _namespaces(as_root: bool) -> tuple[int, list[str]]:
+    """Unshares what the host allows; returns the flags in force and one line per refusal."""
+    wanted = _CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC
+    uid, gid = os.getuid(), os.getgid()
+    attempts = [wanted] if as_root else [wanted | _CLONE_NEWUSER]
+    attempts.append(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | (0 if as_root else _CLONE_NEWUSER))
+    problems = []
+    for flags in attempts:
+        try:
+            _unshare(flags)
+        except OSError as exc:
+            problems.append(f"unshare({flags:#x}) refused: {exc.strerror}")
+            continue
+        if flags & _CLONE_NEWUSER:
+            # The same ids inside: files keep their owners; the namespace gives the capabilities
+            # that the mounts below need, over this namespace only.
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        return flags, problems
+    return 0, problems
+
+
+def _wait_and_mirror(child: int) -> None:
+    """The parent outside the PID namespace: waits for the worker and ends as it ended."""
+    for fd in range(3, _max_fd()):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+def _max_fd() -> int:
+    try:
+        return max(int(n) for n in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return 1024
+
+
+def read_only_paths(extra: list[str]) -> list[str]:
+    """The judge's list: the scorer's checkout, the interpreter's folders, sys.path and its working
+    directory (where a planted `scorer/__init__.py` would be found)."""
+    return [str(p) for p in [*extra, sys.prefix, sys.base_prefix, os.getcwd(), *sys.path] if p]
+
+
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+
+
+def _read_only(paths: list[str], files: bool = False, extra_flags: int = 0) -> list[str]:
+    done = []
+    here = os.path.realpath(os.getcwd()) + os.sep
+    for path in dict.fromkeys(os.path.realpath(p) for p in paths if p and (files or os.path.isdir(p))):
+        if path == "/" or here.startswith(path.rstrip(os.sep) + os.sep):
+            continue  # a folder that holds the worker's own folder stays writable to it
+        try:
+            _mount(path, path, None, _MS_BIND | _MS_REC)
+            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | extra_flags)
+            done.append(path)
+        except OSError:
+            continue
+    return done
+
+
+def _hide(folder: str, workdir: Path, lock_dir: str) -> str:
+    """Covers the judge's temp folder (its files, the reference worker's, other workers') with an
+    empty tmpfs and binds back only the worker's own folder (read-write) and the GPU lock files
+    (read-only). Returns what was hidden, or why not."""
+    folder = os.path.realpath(folder)
+    own = os.path.realpath(workdir)
+    if not own.startswith(folder.rstrip(os.sep) + os.sep):
+        return f"not hidden: the worker's folder {own} is not inside {folder}"
+    keep = os.open(own, _O_PATH | os.O_DIRECTORY)
+    locks = []
+    if os.path.realpath(lock_dir).startswith(folder.rstrip(os.sep) + os.sep) or os.path.realpath(lock_dir) == folder:
+        for path in Path(lock_dir).glob(LOCK_GLOB):
+            if path.is_file():
+                locks.append((str(path), os.open(path, _O_PATH)))
+    try:
+        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV)
+        os.chmod(folder, 0o1777)
+        os.makedirs(own, exist_ok=True)
+        _mount(f"/proc/self/fd/{keep}", own, None, _MS_BIND | _MS_REC)
+        for path, fd in locks:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND)
+            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
+    finally:
+        for fd in [keep] + [fd for _, fd in locks]:
+            os.close(fd)
+    os.chdir(own)
+    return folder
+
+
+def _interpreter_dirs() -> list[str]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return [p for p in {paths.get("stdlib"), paths.get("purelib"), paths.get("platlib")} if p]
+
+
+def _open_to_others(path: str) -> bool:
+    """Whether a uid of no group can read the folder: every folder on the way lets others through."""
+    import stat
+
+    current = os.path.realpath(path)
+    try:
+        if not os.stat(current).st_mode & stat.S_IROTH:
+            return False
+        while True:
+            if not os.stat(current).st_mode & stat.S_IXOTH:
+                return False
+            if current == "/":
+                return True
+            current = os.path.dirname(current)
+    except OSError:
+        return False
+
+
+# Device nodes a kernel may need; the rest of /dev (disks, memory, consoles) is not in its /dev.
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "shm", "nvidiactl", "nvidia-uvm",
+            "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps", "kfd", "dri")
+_MOUNT_FLAGS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": 1024,
+                "nodiratime": 2048, "relatime": 1 << 21}
+
+
+def _private_dev() -> None:
+    """A /dev of the device nodes above (GPU nodes included) and /dev/shm, bound from the real one."""
+    real = os.open("/dev", _O_PATH | os.O_DIRECTORY)
+    names = [n for n in os.listdir("/dev") if n in _DEVICES or n.startswith("nvidia")]
+    try:
+        _mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC)
+        for name in names:
+            source = f"/proc/self/fd/{real}/{name}"
+            target = f"/dev/{name}"
+            if os.path.isdir(source):
+                os.mkdir(target)
+            else:
+                open(target, "w").close()
+            _mount(source, target, None, _MS_BIND | _MS_REC)
+        for name, dest in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                           ("stderr", "/proc/self/fd/2")):
+            os.symlink(dest, f"/dev/{name}")
+    finally:
+        os.close(real)
+
+
+def _read_only_mounts(writable: list[str]) -> list[str]:
+    """Every mount of this namespace made read-only (a per-mount flag: the host's stay as they
+    are), except /proc, /dev and its shm, and the worker's own folder."""
+    keep = [os.path.realpath(p).rstrip(os.sep) for p in writable] + ["/proc", "/dev", "/sys/fs/cgroup"]
+    done = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        point, options = fields[4].replace("\\040", " "), fields[5].split(",")
+        if any(point == k or point.startswith(k + os.sep) for k in keep if k) or "ro" in options:
+            continue
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+        for name in options:
+            flags |= _MOUNT_FLAGS.get(name, 0)
+        try:
+            _mount(None, point, None, flags)
+            done.append(point)
+        except OSError:
+            continue
+    return done
+
+
+def _drop_capabilities() -> None:
+    """A kernel that keeps uid 0 keeps none of root's powers: empty bounding, ambient, effective,
+    permitted and inheritable sets (no writes to /proc/sys, raw devices, other users' files)."""
+    for cap in range(64):
+        if _libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:  # PR_CAPBSET_DROP
+            break
+    _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()
+    _call(_libc.capset, header, data)
+
+
+def _own_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            try:
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+            except OSError:
+                pass
+
+
+def _seccomp_filter() -> tuple[Any, str]:
+    """The filter, built while the worker can still read every library (before its uid changes);
+    loaded last. (None, why) where it cannot be built."""
+    try:
+        import pyseccomp as seccomp
+    except ImportError as exc:
+        return None, f"not loaded: pyseccomp cannot be imported ({exc}; pip install pyseccomp)"
+    try:
+        filt = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+        for name in DENIED_SYSCALLS:
+            try:
+                filt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+            except (RuntimeError, ValueError, OSError):
+                continue  # a syscall this kernel or architecture does not have
+    except Exception as exc:  # libseccomp missing
+        return None, f"not loaded: {type(exc).__name__}: {exc}"
+    return filt, "built"
+
+
+def _load(filt: Any, why: str) -> str:
+    if filt is None:
+        return why
+    try:
+        filt.load()
+    except Exception as exc:  # the host refuses filters
+        return f"not loaded: {type(exc).__name__}: {exc}"
+    return "loaded"
+
+
+def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
+    """Called by the kernel worker before it imports or runs anything of a task or kernel. Returns
+    (in the walled worker) what it set up; the process that called it stays outside, waiting."""
+    as_root = os.geteuid() == 0
+    filt, why = _seccomp_filter()
+    flags, problems = _namespaces(as_root)
+    outside = os.getpid()
+    if flags & _CLONE_NEWPID:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        child = os.fork()
+        if child:
+            _wait_and_mirror(child)
+        # The worker dies with its waiting parent (the judge kills that one's process group).
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    notes: dict[str, Any] = {"problems": problems}
+    if flags & _CLONE_NEWNS:
+        try:
+            _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+            if flags & _CLONE_NEWPID:
+                _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            # The host's global knobs (sysctls, sysrq) are writable by uid 0 without capabilities.
+            locked = _read_only([p for p in _PROC_READ_ONLY if os.path.exists(p)], files=True,
+                                extra_flags=_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            if "/proc/sys" not in locked:
+                problems.append("/proc/sys could not be made read-only")
+        except OSError as exc:
+            problems.append(f"mount refused: {exc.strerror}")
+        hide = os.environ.get(HIDE_ENV, "")
+        if hide:
+            try:
+                notes["hidden"] = _hide(hide, workdir, os.environ.get("KERNELARENA_GPU_LOCK_DIR", hide))
+            except OSError as exc:
+                problems.append(f"hiding {hide} refused: {exc.strerror}")
+        try:
+            _private_dev()
+        except OSError as exc:
+            problems.append(f"a private /dev refused: {exc.strerror}")
+        notes["read_only"] = _read_only(read_only) + _read_only_mounts([str(workdir), "/dev/shm"])
+    if as_root and not all(_open_to_others(p) for p in _interpreter_dirs()):
+        notes["uid"] = "kept (the interpreter's files are not readable by other users); capabilities dropped"
+        try:
+            _drop_capabilities()
+        except OSError as exc:
+            problems.append(f"dropping capabilities refused: {exc.strerror}")
+    elif as_root:
+        uid = gid = UID_BASE + outside
+        try:
+            _own_tree(workdir, uid, gid)
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            os.environ["HOME"] = str(workdir)
+        except OSError as exc:
+            problems.append(f"changing to uid {uid} refused: {exc.strerror}")
+    try:
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    except OSError as exc:
+        problems.append(f"no_new_privs refused: {exc.strerror}")
+    notes["seccomp"] = _load(filt, why)
+    return notes
+
+
+# ---------------------------------------------------------------- the judge's side
+
+def walled_pid(pid: int) -> int:
+    """The process that runs the kernel: the worker's only child where the wall forked one (the
+    worker itself then only waits), else the worker."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return pid
+    return int(children[0]) if len(children) == 1 else pid
+
+
+def _status_fields(pid: int) -> dict[str, str]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        out[key] = value.strip()
+    return out
+
+
+def _hidden_from(pid: int, folder: str) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/root{os.path.realpath(folder)}").st_dev != os.stat(folder).st_dev
+    except OSError:
+        return False
+
+
+def inspect(pid: int, hidden: str) -> dict[str, Any]:
+    """What is in force around the kernel's process, read by the judge from /proc (not reported by
+    the kernel's side): {"walls": {name: bool}, "complete": bool, "missing": [...], "uid": n}."""
+    walls: dict[str, bool] = {}
+    try:
+        fields = _status_fields(pid)
+        for ns, name in (("pid", "pid_namespace"), ("mnt", "mount_namespace"), ("net", "network_namespace"),
+                         ("ipc", "ipc_namespace")):
+            walls[name] = os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+        real_uid = int(fields.get("Uid", "0").split()[0])
+        # The judge's files are out of reach when the kernel runs as a uid of its own, or when its
+        # view of the judge's temp folder is another filesystem (a user namespace that maps the same
+        # uid alone would leave them writable).
+        walls["private_files"] = real_uid != os.getuid() or _hidden_from(pid, hidden)
+        # Root's powers: none effective, or the kernel is not root on the host.
+        walls["no_capabilities"] = int(fields.get("CapEff", "0"), 16) == 0 or real_uid != 0
+        walls["no_new_privs"] = fields.get("NoNewPrivs") == "1"
+        walls["seccomp"] = fields.get("Seccomp") == "2"
+    except (OSError, ValueError) as exc:
+        return {"walls": {w: False for w in WALLS}, "complete": False, "missing": list(WALLS),
+                "error": f"cannot read the kernel worker's /proc entry: {exc}"}
+    missing = [w for w in WALLS if not walls.get(w)]
+    return {"walls": walls, "complete": not missing, "missing": missing, "uid": real_uid}

@@ -1,0 +1,188 @@
+"""The operating system's wall around the kernel worker (scorer/workers/wall.py), on real processes.
+
+The unit half enters the wall in a forked child and tries from inside what a kernel would; the
+scoring half scores kernels that try it through the whole scorer. Each attack kernel returns a
+wrong result where it reached anything, so `passed` means the wall held, not that nothing looked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from scorer.errors import ScorerUserError
+from scorer.judge.scoring import score_kernel
+from scorer.options import ScoreOptions
+from scorer.tasks.suites import load_suite
+from scorer.workers import wall
+
+ATTACKS = Path(__file__).parent / "wall_attacks"
+REPO = Path(__file__).resolve().parents[2]
+CLEAN = REPO / "suites" / "demo" / "solutions" / "swish" / "kernel.py"
+
+
+def _in_wall(tmp_path: Path, probe) -> dict:
+    """Runs probe() in a forked child behind the wall; returns what it reported (or skips where
+    the host refuses namespaces)."""
+    read_fd, write_fd = os.pipe()
+    workdir = tmp_path / "worker"
+    workdir.mkdir()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        code = 0
+        try:
+            os.environ[wall.HIDE_ENV] = str(tmp_path)
+            os.chdir(workdir)
+            notes = wall.enter(workdir, [str(REPO)])
+            result = {"notes": notes, **probe()}
+        except BaseException as exc:  # reported, so the test shows it
+            result, code = {"error": f"{type(exc).__name__}: {exc}"}, 1
+        os.write(write_fd, json.dumps(result).encode())
+        os._exit(code)
+    os.close(write_fd)
+    chunks = []
+    while chunk := os.read(read_fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    result = json.loads(b"".join(chunks) or b"{}")
+    if any("unshare" in p for p in result.get("notes", {}).get("problems", [])):
+        pytest.skip(f"this host refuses namespaces: {result['notes']['problems']}")
+    assert "error" not in result, result
+    return result
+
+
+def test_inside_the_wall_nothing_else_is_reachable(tmp_path: Path) -> None:
+    judge = os.getpid()
+    (tmp_path / "judge-secret").write_text("seeds")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+
+    def probe() -> dict:
+        import ctypes
+
+        out: dict = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "uid": os.getuid()}
+        try:
+            os.kill(judge, 0)
+            out["signal_judge"] = "delivered"
+        except OSError as exc:
+            out["signal_judge"] = exc.strerror
+        libc = ctypes.CDLL(None, use_errno=True)
+        out["ptrace"] = libc.ptrace(16, 1, 0, 0)
+        out["secret_visible"] = os.path.exists(str(tmp_path / "judge-secret"))
+        for name, path in (("repo", REPO / "planted.py"), ("sysctl", Path("/proc/sys/kernel/core_pattern"))):
+            try:
+                # The sysctl's own value, so that a wall that failed changes nothing on the host.
+                data = path.read_text() if path.exists() else ""
+                path.write_text(data)
+                out[name] = "written"
+            except OSError as exc:
+                out[name] = exc.strerror
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            out["network"] = "connected"
+        except OSError as exc:
+            out["network"] = str(exc.strerror or exc)
+        out["own_folder_writable"] = bool(Path("scratch").write_text("ok"))
+        out["devices"] = sorted(os.listdir("/dev"))
+        return out
+
+    try:
+        seen = _in_wall(tmp_path, probe)
+    finally:
+        server.close()
+        (REPO / "planted.py").unlink(missing_ok=True)
+    assert seen["pids"] == [1], seen  # its own process only, as PID 1 of its namespace
+    assert seen["signal_judge"] != "delivered"
+    assert seen["ptrace"] == -1
+    assert seen["secret_visible"] is False  # the judge's temp folder is covered
+    assert seen["repo"] == "Read-only file system"
+    assert seen["sysctl"] == "Read-only file system"
+    assert seen["network"] != "connected"
+    assert seen["own_folder_writable"] is True
+    assert not any(d.startswith(("sd", "vd", "nvme", "mem", "kmsg")) for d in seen["devices"]), seen["devices"]
+    assert seen["notes"]["seccomp"] == "loaded"
+
+
+def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
+    beat = Path("/dev/shm") / f"kernelarena-wall-test-{os.getpid()}"
+
+    def probe() -> dict:
+        import signal
+
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                for _ in range(400):
+                    beat.write_text(str(time.time()))
+                    time.sleep(0.05)
+            os._exit(0)
+        time.sleep(0.3)  # the daemon is beating
+        return {}
+
+    try:
+        _in_wall(tmp_path, probe)
+        assert beat.exists(), "the daemon never ran"
+        time.sleep(0.3)
+        last = beat.stat().st_mtime
+        time.sleep(0.5)
+        assert beat.stat().st_mtime == last, "a process the kernel started outlived it"
+    finally:
+        beat.unlink(missing_ok=True)
+
+
+def _score(kernel: Path, tmp_path: Path, **options):
+    return score_kernel(load_suite("demo"), "swish", kernel, device="cpu",
+                        options=ScoreOptions(device="cpu", seeds=2, repetitions=5, warmup=1, alt_shapes=False,
+                                             **options))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", ["reach_other_processes", "plant_files"])
+def test_attacks_through_the_scorer_reach_nothing(attack: str, tmp_path: Path) -> None:
+    score = _score(ATTACKS / f"{attack}.py", tmp_path)
+    if not score.isolation.get("complete"):
+        pytest.skip(f"the wall is incomplete on this host: {score.isolation}")
+    # A kernel that reached anything returns its input: `incorrect`. Behind the wall it cannot,
+    # and is either honest (passed) or caught for how it tried.
+    assert score.verdict in ("passed", "hack_detected"), (score.verdict, score.error, score.hacks)
+    assert not list(REPO.glob("kernelarena_planted_scorer")) and not Path("/tmp/kernelarena_planted_scorer").exists()
+
+
+@pytest.mark.slow
+def test_a_surviving_daemon_dies_with_its_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    beat = Path("/dev/shm") / f"kernelarena-survivor-{os.getpid()}"
+    monkeypatch.setenv("SURVIVOR_BEAT", str(beat))
+    try:
+        score = _score(ATTACKS / "survivor.py", tmp_path)
+        if not score.isolation.get("complete"):
+            pytest.skip(f"the wall is incomplete on this host: {score.isolation}")
+        time.sleep(0.3)
+        if beat.exists():
+            last = beat.stat().st_mtime
+            time.sleep(0.5)
+            assert beat.stat().st_mtime == last, "the kernel's daemon outlived its scoring"
+    finally:
+        beat.unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+def test_scoring_records_the_wall_and_requires_it_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    score = _score(CLEAN, tmp_path, require_isolation=True)
+    assert score.verdict == "passed", (score.error, score.hacks)
+    assert score.isolation["complete"] is True and score.isolation["missing"] == []
+    assert set(score.isolation["walls"]) == set(wall.WALLS)
+    monkeypatch.setenv(wall.ENV_SWITCH, "0")
+    with pytest.raises(ScorerUserError, match="accept-weak-isolation"):
+        _score(CLEAN, tmp_path, require_isolation=True)
+    weak = _score(CLEAN, tmp_path)
+    assert weak.verdict == "passed" and weak.isolation["complete"] is False
