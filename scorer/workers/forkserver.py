@@ -8,7 +8,8 @@ process that only imported modules. The clock the timer uses is captured in the 
 anything else is imported (scorer.workers.entry), as in a worker started with exec.
 
 The server is not dumpable (a kernel running under the same uid cannot attach to it and reach the
-workers forked after it); each worker becomes dumpable again and names the judge as its tracer,
+workers forked after it), nor is a reference worker; a kernel worker becomes dumpable again and
+names the judge as its tracer,
 so the judge's audit of the kernel's process (scorer/checks/native_audit.py) reads it as before. The
 server reaps its children and keeps their exit status for the judge, which asks for it by pid
 (`ForkedProcess`, in place of a Popen). Where the server cannot start or answer, workers start
@@ -255,8 +256,11 @@ def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socke
     (scorer.workers.process)."""
     control.close()
     os.setsid()
-    _prctl(_PR_SET_DUMPABLE, 1)
-    _prctl(_PR_SET_PTRACER, int(request["tracer"]))
+    # Only the kernel worker is dumpable (the judge audits its memory); the reference worker, like
+    # this server, is not, so nothing under the same uid can attach to it or read it.
+    if request["role"] == "kernel":
+        _prctl(_PR_SET_DUMPABLE, 1)
+        _prctl(_PR_SET_PTRACER, int(request["tracer"]))
     log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
