@@ -175,7 +175,8 @@ def _sandbox_config(base: SandboxConfig, device: str, trial_id: str, role: str) 
         lock_dir = shared_gpu_lock_dir()
         mounts.append(Mount(host=lock_dir, target=GPU_LOCK_TARGET, read_only=False))
         env[LOCK_DIR_ENV] = GPU_LOCK_TARGET if resolve_backend_name(base) == "docker" else str(lock_dir)
-    return base.model_copy(update={"env": env, "gpus": gpus, "labels": labels, "mounts": mounts})
+    return base.model_copy(update={"env": env, "gpus": gpus, "labels": labels, "mounts": mounts,
+                                   "nested_wall": role == "scorer"})
 
 
 GPU_LOCK_TARGET = "/run/kernelarena-gpu-locks"

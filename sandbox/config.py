@@ -79,6 +79,11 @@ class SandboxConfig(BaseModel):
     code_dirs: list[str] = ["scorer", "suites", "kernelarena"]
     """Top-level folders of the KernelArena tree made visible (read-only) at `code_root`;
     sweep results, the venv and git history stay out of reach of the code under test."""
+    nested_wall: bool = False
+    """The scorer's wall around each kernel worker (scorer/workers/wall.py) needs user, PID and
+    mount namespaces inside the sandbox: a docker scoring sandbox then runs without docker's
+    seccomp profile and masked /proc paths (its commands keep uid 1000, no capabilities and
+    no_new_privs; the kernel gets the scorer's own, stricter filter)."""
     expose_solutions: bool = False
     """Reference solutions (`suites/*/solutions`) are hidden from the docker sandbox so an
     agent cannot copy them; turn on only for trusted runs."""

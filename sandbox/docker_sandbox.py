@@ -195,7 +195,8 @@ class DockerSandbox(Sandbox):
                 CONTAINER_WORKDIR: f"rw,exec,nosuid,size={cfg.workspace_bytes},uid=1000,gid=1000,mode=0755",
                 "/tmp": "rw,exec,nosuid,size=1g,mode=1777",
             },
-            security_opt=["no-new-privileges:true"],
+            security_opt=["no-new-privileges:true"]
+            + (["seccomp=unconfined", "systempaths=unconfined"] if cfg.nested_wall else []),
             cap_drop=["ALL"],
             mounts=self._mounts(),
             hostname="sandbox",

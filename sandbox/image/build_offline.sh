@@ -90,7 +90,7 @@ fi
 # inside and outside.
 PYPKGS=$("$PY" - <<'PY'
 from importlib.metadata import version
-print(" ".join(f"{n}=={version(n).split('+')[0]}" for n in ("torch", "triton", "numpy")))
+print(" ".join(f"{n}=={version(n).split('+')[0]}" for n in ("torch", "triton", "numpy", "pyseccomp")))
 PY
 )
 # Byte-compiled here (the host's 3.11 and bookworm's 3.11 share the .pyc format): the root is
