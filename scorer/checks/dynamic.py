@@ -456,7 +456,8 @@ def _is_operator(func: Any) -> bool:
 
 def _library_compute_name(func: Any, policy: Any) -> str | None:
     """The dotted name of a denied op (static rules and suite policy), or None for glue."""
-    from scorer.checks import static as static_checks
+    from scorer.checks.static import rules as static_rules
+    from scorer.checks.static import is_denied_name
 
     name = getattr(func, "__name__", None)
     if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
@@ -465,14 +466,14 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
     module = str(getattr(func, "__module__", "") or "")
     if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor":
         full = f"torch.Tensor.{name}"
-        verdict = static_checks._policy_verdict(full, policy) if policy is not None else None
+        verdict = static_rules._policy_verdict(full, policy) if policy is not None else None
         if verdict is not None:
             return full if verdict else None
-        return full if name in static_checks._TENSOR_COMPUTE_METHODS else None
+        return full if name in static_rules._TENSOR_COMPUTE_METHODS else None
     if not module.startswith("torch"):
         return None
     full = f"{module}.{name}" if module != "torch._C._VariableFunctions" else f"torch.{name}"
-    return full if static_checks.is_denied_name(full, policy) else None
+    return full if is_denied_name(full, policy) else None
 
 
 class LibraryCallMonitor:
