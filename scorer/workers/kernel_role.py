@@ -29,6 +29,7 @@ from scorer.checks.census import LaunchCensus, ghost_findings, install_census, p
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
+from scorer.workers import interpreter_bf16
 from scorer.gpu.lock import waited_s
 from scorer.checks.guard import RuntimeGuard
 from scorer.checks.poison import poison_memory
@@ -186,6 +187,8 @@ class KernelRole:
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
         # judge reads back from outside this process once the kernel has run (scorer/checks/native_audit.py).
         self.fingerprint = native_audit.timer_fingerprint()
+        # Triton's CPU interpreter computes bf16 on raw bits; honest bf16 kernels need real bf16 maths.
+        interpreter_bf16.install()
         return {"ok": True, "timers": self.fingerprint}, None
 
     def _sync(self) -> None:
