@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scorer.checks.catalog import Finding
+from scorer.checks.native_audit import _trusted_roots as trusted_roots
+from scorer.checks.threads import Origin, native_origin
 
 _GETFRAME = sys._getframe
 _MAX_EVENTS = 64
@@ -334,6 +336,8 @@ class RuntimeGuard:
         self._watched: list[tuple[_Watched, Any]] = []
         self._threads: set[int] = set()
         self._native: dict[str, str] = {}
+        self._origins: dict[str, Origin] = {}
+        self._roots: tuple[str, ...] | None = None
         self._reported: set[tuple[str, str]] = set()
         self._events_seen = 0
         self._armed = False
@@ -428,9 +432,12 @@ class RuntimeGuard:
         return out
 
     def _thread_findings(self, phase: str) -> list[Finding]:
+        """Threads alive now that were not at arm() and that the kernel's code started
+        (scorer/checks/threads.py: by the code they run, not by their names)."""
         out: list[Finding] = []
-        new = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
-        new = [t for t in new if not _started_by_scorer(t)]
+        born = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
+        kernel_files = _RECORDER.kernel_files
+        new = [t for t in born if not _started_by_scorer(t) and _runs_kernel_code(t, kernel_files)]
         if new:
             names = ", ".join(f"{t.name} ({_thread_target(t)})" for t in new[:6])
             self._new("thread-injection", "python:" + ",".join(sorted(t.name for t in new)),
@@ -438,16 +445,30 @@ class RuntimeGuard:
         if not _cuda_initialized():
             native = _native_threads()
             own_comm = native.get(str(os.getpid()), "")
-            fresh = {tid: comm for tid, comm in native.items() if tid not in self._native}
-            python_tids = {str(t.native_id) for t in new if t.native_id is not None}
-            unexplained = {tid: comm for tid, comm in fresh.items()
-                           if tid not in python_tids and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
+            # Every Python thread is judged above by its code, whoever started it.
+            python_tids = {str(t.native_id) for t in born if t.native_id is not None}
+            fresh = {tid: comm for tid, comm in native.items()
+                     if tid not in self._native and tid not in python_tids
+                     and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
+            unexplained: dict[str, str] = {}
+            for tid, comm in fresh.items():
+                origin = self._origins.get(tid)
+                if origin is None or origin.kind != "runtime":
+                    origin = self._origins[tid] = native_origin(tid, self._trusted_roots())
+                if origin.kind != "runtime":
+                    unexplained[tid] = f"{comm}: {origin.detail}"
             if unexplained:
-                comms = sorted(set(unexplained.values()))
+                shown = "; ".join(sorted(set(unexplained.values()))[:4])
                 self._new("thread-injection", "native:" + ",".join(sorted(unexplained)),
-                          f"{len(unexplained)} native thread(s) not started by torch appeared after {phase} "
-                          f"(names {comms}; process is '{own_comm}', {len(self._native)} threads at arm)", out)
+                          f"{len(unexplained)} native thread(s) appeared after {phase} that are not the runtime's "
+                          f"(by the code on their stacks: {shown}; process is '{own_comm}', "
+                          f"{len(self._native)} threads at arm)", out)
         return out
+
+    def _trusted_roots(self) -> tuple[str, ...]:
+        if self._roots is None:
+            self._roots = trusted_roots()
+        return self._roots
 
 
 def _torch_dir() -> str:
@@ -483,6 +504,32 @@ def _started_by_scorer(t: threading.Thread) -> bool:
     target = getattr(t, "_target", None)
     module = getattr(target, "__module__", "") or type(t).__module__
     return module.split(".")[0] in _OWN_PACKAGES
+
+
+def _runs_kernel_code(t: threading.Thread, kernel_files: frozenset[str]) -> bool:
+    """Whether a new Python thread counts as the kernel's. It does not when a library owns it: its
+    code (the target, or a Thread subclass's run) is a library's, neither kernel.py's nor the
+    standard library's, and no frame on its stack is kernel.py's (Triton's or torch's own
+    workers). A thread running standard-library code (`Event.wait`, a ThreadPoolExecutor's
+    worker) may have been started by anyone, and counts as the kernel's as before."""
+    target = getattr(t, "_target", None)
+    code = getattr(target, "__code__", None) or getattr(getattr(target, "__func__", None), "__code__", None)
+    if target is None:
+        code = getattr(getattr(type(t), "run", None), "__code__", None)
+    if code is None or code.co_filename in kernel_files:
+        return True
+    filename = code.co_filename
+    if filename.startswith("<") or (filename.startswith(_STDLIB_DIRS) and "-packages" not in filename):
+        return True
+    frames = sys._current_frames()
+    frame = frames.get(t.ident) if t.ident is not None else None
+    depth = 0
+    while frame is not None and depth < 200:
+        if frame.f_code.co_filename in kernel_files:
+            return True
+        frame = frame.f_back
+        depth += 1
+    return False
 
 
 def _thread_target(t: threading.Thread) -> str:
