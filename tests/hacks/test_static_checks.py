@@ -36,6 +36,9 @@ LIBRARY_CALLS = {
     "computed getattr": _forward('name = "".join(reversed("lumtam"))\nreturn getattr(torch, name)(x, y)'),
     "matmul operator": _forward("return x @ y"),
     "tensor method": _forward("return x.sum(dim=-1, keepdim=True)"),
+    # An own attribute holding a tensor: its methods are still tensor methods.
+    "method of an own attribute": _forward("self.w = y\nreturn self.w.inner(x)"),
+    "bound method of a tensor": _forward("f = x.inner\nreturn f(y)"),
     # A device test the kernel controls does not make a branch dead on the GPU.
     "fallback behind a CPU tensor of its own": _forward("t = torch.empty(1)\nif not t.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
     "fallback after rebinding the input": _forward("x = x.cpu()\nif not x.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
@@ -385,6 +388,25 @@ class ModelNew(nn.Module):
     def forward(self, x):
         n = math.prod(x.shape)
         return torch.zeros(n, device=x.device, dtype=x.dtype).view_as(x)
+""",
+    # Attributes of the solution's own objects are resolved by what they are: an int named
+    # `inner`, a method named `max`, a buffer named `mean` are not Tensor.inner/max/mean.
+    "own attributes named like tensor methods": """
+class ModelNew(nn.Module):
+    block = 128
+    def __init__(self, inner, outer):
+        super().__init__()
+        self.inner = inner
+        self.outer: int = outer
+        setattr(self, "cumsum", 0)
+        self.register_buffer("mean", torch.zeros(inner))
+    def max(self, a, b):
+        return a if a > b else b
+    def forward(self, x):
+        rows = self.max(self.inner, self.outer) * self.block + self.cumsum
+        out = torch.empty(rows, device=x.device)
+        fn = self.inner
+        return out
 """,
 }
 

@@ -8,7 +8,7 @@ from typing import Iterable
 from scorer.checks.catalog import Finding, Severity
 from scorer.tasks.suites import LibraryPolicy
 from scorer.checks.static.astutil import (
-    _Func, _Module, _fold_str, _host_only_nodes, _is_main_guard, _own_lambdas, _sub_bodies,
+    _Func, _Module, _flatten_targets, _fold_str, _host_only_nodes, _is_main_guard, _own_lambdas, _sub_bodies,
     _walk_own,
 )
 from scorer.checks.static.compute import ComputeScan
@@ -175,7 +175,24 @@ class _Analyzer(ComputeScan, IntegrityScan, NativeScan):
         return False
 
     def collect_module_attrs(self) -> None:
+        own = self.mod.own_attrs
+        for cls in self.mod.classes.values():
+            for stmt in cls.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    own.add(stmt.name)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    own.update(t.id for target in targets for t in _flatten_targets(target) if isinstance(t, ast.Name))
         for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                own.update(t.attr for target in targets for t in _flatten_targets(target)
+                           if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+                name = _fold_str(node.args[1])
+                if name:
+                    own.add(name)
             if not isinstance(node, ast.Assign):
                 continue
             for target in node.targets:

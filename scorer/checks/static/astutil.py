@@ -31,6 +31,10 @@ class _Module:
     nn_attrs: dict[str, tuple[str, int]] = field(default_factory=dict)
     # self.<attr> -> a local class instantiated into it.
     local_attrs: dict[str, str] = field(default_factory=dict)
+    # Names that are attributes of this file's own objects: assigned on `self` (or `setattr(self,
+    # "name", ...)`) in any method, or defined in a local class body (fields, methods, properties).
+    # `self.inner` is then the object's attribute, not the tensor method `Tensor.inner`.
+    own_attrs: set[str] = field(default_factory=set)
 
 
 _SHAPE_ATTRS = frozenset({"shape", "ndim"})

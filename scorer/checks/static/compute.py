@@ -69,6 +69,15 @@ class ComputeScan:
             return name is None or not name.startswith(("torch.", "triton."))
         return False
 
+    def own_attribute(self, node: ast.AST) -> bool:
+        """`self.name` where `name` is an attribute this file gives its own objects (assigned on
+        self, or defined in a local class body): what the object holds, not a tensor method of the
+        same name (`self.inner = inner_dim` is an int, not `Tensor.inner`). nn compute modules held
+        in attributes are judged by their own rule."""
+        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls") and node.attr in self.mod.own_attrs
+                and node.attr not in self.mod.nn_attrs)
+
     def scan_compute(self, fn: _Func, via: str) -> None:
         handler_nodes = _handler_nodes(fn.node)
         host_only = self.host_only(fn.node)
@@ -91,6 +100,8 @@ class ComputeScan:
                     if isinstance(callee.value, ast.Name) and callee.value.id == "self" \
                             and method in self.mod.nn_attrs:
                         hit = f"self.{method}(...) ({self.mod.nn_attrs[method][0]})"
+                    elif self.own_attribute(callee):
+                        pass  # the object's own attribute or method, whatever its name
                     elif method in _TENSOR_COMPUTE_METHODS and _policy_verdict(f"torch.Tensor.{method}", self.policy) is not False:
                         hit = f"<tensor>.{method}()"
                     elif method in ("forward", "__call__", "_call_impl") and receiver_attr in self.mod.nn_attrs:
@@ -114,7 +125,7 @@ class ComputeScan:
                     continue  # only the outermost dotted name is judged
                 hit = self.denied_ref(sub)
                 if hit is None and isinstance(sub, ast.Attribute) and sub.attr in _TENSOR_METHOD_VALUES \
-                        and self.resolve(sub) is None:
+                        and self.resolve(sub) is None and not self.own_attribute(sub):
                     hit = f"<tensor>.{sub.attr} (bound compute method)"
                 if hit is None and isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) \
                         and sub.value.id == "self" and sub.attr in self.mod.nn_attrs:
