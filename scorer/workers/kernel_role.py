@@ -25,7 +25,7 @@ from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import native_audit
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
+from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
@@ -136,6 +136,7 @@ class KernelRole:
         self.model_cls: type | None = None
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
+        self.first_library_work = 0  # element operations the first forward asked of the library
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
@@ -263,18 +264,20 @@ class KernelRole:
         """The first forward also takes the ghost-kernel census (and, on CUDA, a profile)."""
         assert self.model is not None and self.census is not None
         self.census.reset()
-        device_kernels: list[str] | None = None
+        device_times: dict[str, float] | None = None
 
         def profiled(fn: Callable[[], Any]) -> Any:
-            nonlocal device_kernels
-            out, device_kernels = profile_device_kernels(fn)
+            nonlocal device_times
+            out, device_times = profile_device_time(fn)
             return out
 
-        use_profiler = self.device.type == "cuda" and bool(self.census.cuda_names)
+        # On a GPU the profile also measures how much of forward's device time the solution's own
+        # kernels took (the library-call rule, scorer/checks/work.py).
+        use_profiler = self.device.type == "cuda"
         # Library compute reached through names no static rule can fold (getattr with a computed
         # name, eval) still passes through torch's function dispatch on the first call.
         assert self.guard is not None
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
 
         def watched(fn: Callable[[], Any]) -> Any:
             with monitor:
@@ -283,8 +286,11 @@ class KernelRole:
         record = self._call(self.model, args, specs, "seed-0", watched)
         stop_counting()
         if record.error is None:
-            record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
-            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
+            device_kernels = sorted(device_times) if device_times is not None else None
+            record.findings += ghost_findings(self.census, device_kernels)
+            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                                self.census.triton_names + self.census.cuda_names)
+            self.first_library_work = monitor.library_work
         return record
 
     def correctness(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -370,7 +376,8 @@ class KernelRole:
         keep = set(plan.keep_reps)
         # The first forward ran under the library-call monitor; these calls, among the timed
         # repetitions, show whether a later call (one the kernel might guess is timed) differs.
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy,
+                                                     bool(self.census and self.census.cuda_names))
         watched_elements: list[int] = []
 
         def watch(call: Callable[[], Any]) -> None:
@@ -400,7 +407,8 @@ class KernelRole:
             run = time_forward(self.model, self._inputs(main, header["warm_seed"]), inputs_for, plan, self.device,
                                self.clock, on_output, watch)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
-                     for f in monitor.findings(sum(watched_elements))]
+                     for f in monitor.findings(sum(watched_elements),
+                                               judged_library_work=self.first_library_work * len(watched_elements))]
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))

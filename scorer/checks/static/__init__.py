@@ -20,6 +20,6 @@ Modules: ``rules`` (tables), ``analyzer`` (names, reachability, the run), ``comp
 (C++ strings, native tampering), ``astutil`` (walks and folding).
 """
 
-from scorer.checks.static.analyzer import analyze_source, is_denied_name
+from scorer.checks.static.analyzer import analyze_source, forward_library_ops, is_denied_name
 
-__all__ = ["analyze_source", "is_denied_name"]
+__all__ = ["analyze_source", "forward_library_ops", "is_denied_name"]

@@ -11,6 +11,7 @@ from scorer.checks.static.astutil import (
     _Func, _Module, _flatten_targets, _fold_str, _host_only_nodes, _is_main_guard, _own_lambdas, _sub_bodies,
     _walk_own,
 )
+from scorer.checks.static.behaviour import BehaviourScan
 from scorer.checks.static.compute import ComputeScan
 from scorer.checks.static.integrity import IntegrityScan
 from scorer.checks.static.native import NativeScan
@@ -32,8 +33,21 @@ def analyze_source(source: str, filename: str, policy: LibraryPolicy,
     return analyzer.run()
 
 
+def forward_library_ops(source: str, filename: str, policy: LibraryPolicy) -> list[str]:
+    """The torch compute ops forward-time code names (`kernel.py:LINE: op (reached via ...)`).
+    They are not findings: how much of forward's work they do is measured at run time
+    (scorer/checks/work.py). Listed for `kernelarena` explanations and for tests of the resolver."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError:
+        return []
+    analyzer = _Analyzer(tree, filename, policy, None)
+    analyzer.run()
+    return list(dict.fromkeys(analyzer.library_ops))
 
-class _Analyzer(ComputeScan, IntegrityScan, NativeScan):
+
+
+class _Analyzer(ComputeScan, IntegrityScan, NativeScan, BehaviourScan):
     def __init__(self, tree: ast.Module, filename: str, policy: LibraryPolicy,
                  task_dtype: str | None) -> None:
         self.tree = tree
@@ -44,6 +58,8 @@ class _Analyzer(ComputeScan, IntegrityScan, NativeScan):
         self.findings: dict[tuple[str, int, str], Finding] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
         self._host_only: dict[ast.AST, set[ast.AST]] = {}
+        # torch ops in forward-time code: not findings; the run-time work share judges them.
+        self.library_ops: list[str] = []
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
@@ -71,12 +87,14 @@ class _Analyzer(ComputeScan, IntegrityScan, NativeScan):
                 continue
             if fn.qualname in reachable or fn.deferred:
                 self.scan_compute(fn, via=reachable.get(fn.qualname, "deferred code"))
+                self.scan_sniffing(fn)
                 self.scan_precision(fn.node, jit=False)
             else:  # __init__ and other init-time code: may compute, may not store ops for later
                 self.scan_stored_ops(fn.node, fn.qualname)
         self.scan_stored_ops(self.tree, "module level", top_level_only=True)
         self.scan_streams([fn for fn in self.mod.funcs if fn.qualname in reachable or fn.deferred])
         self.scan_cpp_strings()
+        self.scan_residency()
         return list(self.findings.values())
 
     # --- names ---------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from scorer.checks.static.astutil import (
 )
 from scorer.checks.static.rules import (
     _FUNCTIONAL_GLUE, _HALF_METHODS, _HALF_NAMES, _NAME_CALLERS, _NUMPY_COMPUTE,
-    _OTHER_COMPUTE_PREFIXES, _OTHER_DENIED, _TENSOR_COMPUTE_METHODS, _TENSOR_METHOD_VALUES,
+    _OTHER_COMPUTE_PREFIXES, _OTHER_DENIED, _OTHER_GLUE, _TENSOR_COMPUTE_METHODS, _TENSOR_METHOD_VALUES,
     _TORCH_DENY_OVERRIDES, _TORCH_GLUE, _TORCH_GLUE_PREFIXES, _TORCH_OPS_DENIED,
     _callable_or_unknown, _is_dtype_like, _policy_verdict,
 )
@@ -51,6 +51,8 @@ class ComputeScan:
             return True
         if name.startswith("numpy."):
             return name.split(".")[-1] in _NUMPY_COMPUTE or any(name.startswith(p) for p in _OTHER_COMPUTE_PREFIXES)
+        if name in _OTHER_GLUE:
+            return False
         return name in _OTHER_DENIED or any(name.startswith(p) for p in _OTHER_COMPUTE_PREFIXES)
 
     def denied_ref(self, node: ast.AST) -> str | None:
@@ -85,6 +87,7 @@ class ComputeScan:
             if sub in host_only:
                 continue
             hit: str | None = None
+            measured = False  # a torch op the run-time work share judges (scorer/checks/work.py)
             node: ast.AST = sub
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load) \
                     and self.is_reference_model(sub):
@@ -92,11 +95,13 @@ class ComputeScan:
             elif isinstance(sub, ast.Call):
                 callee = sub.func
                 hit = self.denied_ref(callee)
+                measured = _measured_at_run_time(hit) and _policy_verdict(hit or "", self.policy) is not True
                 if hit and hit.startswith("numpy.") and _only_shape_metadata(sub):
                     hit = None  # np.prod(x.shape): host arithmetic on sizes, not the task's data
                 if hit is None and isinstance(callee, ast.Attribute) and self.resolve(callee) is None:
                     method = callee.attr
                     receiver_attr = callee.value.attr if isinstance(callee.value, ast.Attribute) else None
+                    measured = True
                     if isinstance(callee.value, ast.Name) and callee.value.id == "self" \
                             and method in self.mod.nn_attrs:
                         hit = f"self.{method}(...) ({self.mod.nn_attrs[method][0]})"
@@ -108,8 +113,10 @@ class ComputeScan:
                         hit = f"self.{receiver_attr}.{method}() ({self.mod.nn_attrs[receiver_attr][0]})"
                     elif _policy_verdict(f"torch.Tensor.{method}", self.policy) is True:
                         hit = f"<tensor>.{method}()"
+                        measured = False  # the suite denies it by name
                 if hit is None:
                     hit = self.name_caller_hit(sub)
+                    measured = hit is not None
                 if hit is None and isinstance(callee, ast.Name) and callee.id == "getattr" and len(sub.args) >= 2:
                     base = self.resolve(sub.args[0])
                     attr = _fold_str(sub.args[1])
@@ -117,6 +124,7 @@ class ComputeScan:
                         hit = f"getattr({base}, <computed name>)"
                     elif base is None and attr in _TENSOR_COMPUTE_METHODS:
                         hit = f"getattr(<tensor>, {attr!r})"
+                        measured = True
             elif isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load):
                 parent = self.parents.get(sub)
                 if isinstance(parent, ast.Call) and parent.func is sub:
@@ -124,25 +132,30 @@ class ComputeScan:
                 if isinstance(parent, ast.Attribute):
                     continue  # only the outermost dotted name is judged
                 hit = self.denied_ref(sub)
+                measured = _measured_at_run_time(hit) and _policy_verdict(hit or "", self.policy) is not True
                 if hit is None and isinstance(sub, ast.Attribute) and sub.attr in _TENSOR_METHOD_VALUES \
                         and self.resolve(sub) is None and not self.own_attribute(sub):
                     hit = f"<tensor>.{sub.attr} (bound compute method)"
+                    measured = True
                 if hit is None and isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) \
                         and sub.value.id == "self" and sub.attr in self.mod.nn_attrs:
                     hit = f"self.{sub.attr} ({self.mod.nn_attrs[sub.attr][0]})"
+                    measured = True
             elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
-                hit = "@ (matmul operator)"
+                hit, measured = "@ (matmul operator)", True
             elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.MatMult):
-                hit = "@= (matmul operator)"
+                hit, measured = "@= (matmul operator)", True
             if hit is None:
                 continue
             if sub in handler_nodes:
                 self.add("try-fallback", node, hit,
                          f"library/reference compute in an except/finally path of {fn.qualname}; a "
                          f"failing kernel must fail, not fall back")
-            else:
+            elif not measured:
                 self.add("baseline-library-call", node, hit,
                          f"library compute at forward time (reached via {via}); write it as a kernel")
+            else:
+                self.library_ops.append(f"{self.file}:{getattr(node, 'lineno', 0)}: {hit} (reached via {via})")
         # calling a local copy of the reference Model class
         for sub in _walk_own(fn.node):
             if isinstance(sub, ast.Name) and sub.id == "Model" and "Model" in self.mod.classes \
@@ -246,3 +259,15 @@ class ComputeScan:
                 self.add("precision-downgrade", sub, what,
                          "reduced-precision type in " + ("a Triton kernel" if jit else "forward-time code")
                          + "; flagged for audit, the dynamic error check decides", severity="flag")
+
+
+# torch names whose work the run-time monitor measures (a TorchFunctionMode sees the call and the
+# shapes); whether they are the task's work is decided by the measured share, not by the name.
+# Compilers, custom-op and graph machinery, raw ATen entry points and other libraries are judged
+# here: the monitor cannot see the work they do.
+_NOT_MEASURED = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.cuda.", "torch.ops.",
+                 "torch.export", "torch.fx", "torch._C", "torch.backends.", "torch._scaled_mm", "torch.sparse")
+
+
+def _measured_at_run_time(name: str | None) -> bool:
+    return bool(name) and name.startswith("torch.") and not name.startswith(_NOT_MEASURED)

@@ -124,6 +124,9 @@ _TENSOR_COMPUTE_METHODS = _TENSOR_COMPUTE_METHODS | _derived_tensor_compute()
 _OTHER_COMPUTE_PREFIXES = ("scipy.", "jax.", "jaxlib.", "tensorflow.", "cupy.linalg.", "cupyx.",
                            "numpy.linalg.", "numpy.fft.", "torchvision.ops.", "xformers.",
                            "flash_attn.", "apex.", "transformer_engine.", "einops.", "opt_einsum.")
+# einops' layout functions are views and copies (rearrange/repeat/pack), not the task's maths.
+_OTHER_GLUE = frozenset({"einops.rearrange", "einops.repeat", "einops.pack", "einops.unpack", "einops.parse_shape",
+                         "einops.layers.torch.Rearrange"})
 _NUMPY_COMPUTE = frozenset({
     "matmul", "dot", "einsum", "tensordot", "inner", "outer", "exp", "log", "sum", "mean", "max",
     "min", "tanh", "sqrt", "maximum", "minimum", "cumsum", "prod", "convolve", "correlate",
