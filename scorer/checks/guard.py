@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from scorer.checks.catalog import Finding
 from scorer.checks.native_audit import _trusted_roots as trusted_roots
+from scorer.checks.residency import residency_findings
 from scorer.checks.threads import Origin, native_origin
 
 _GETFRAME = sys._getframe
@@ -400,6 +401,8 @@ class RuntimeGuard:
         findings += self._identity_findings(phase)
         findings += self._audit_findings(phase)
         findings += self._thread_findings(phase)
+        for f in residency_findings(phase):
+            self._new(f.pattern, f.evidence.split(" after ")[0], f.evidence, findings)
         return findings
 
     def _new(self, pattern: str, key: str, evidence: str, out: list[Finding]) -> None:
