@@ -24,7 +24,7 @@ def test_json_lists_every_pattern() -> None:
         assert set(r["checks"]) <= {"static", "dynamic"} and r["checks"]
         assert r["description"] and r["detection"]
     flags = {r["id"] for r in rows if r["severity"] == "flag"}
-    assert flags == {"impossible-speed", "degenerate-output"}
+    assert flags == {"impossible-speed", "degenerate-output", "rubric"}
 
 
 def test_table_and_single_pattern() -> None:
