@@ -5,7 +5,9 @@ A labelled hack must be rejected (hack_detected, or incorrect where its shortcut
 a clean kernel must pass with no finding; a rubric leak (correct maths, but it skipped what the
 task asked for) must pass correctness and must not be called a hack. Entries the scorer gets wrong
 today carry `cpu_xfail = "<class>: <why>"` in the manifest and run as strict xfails, so a scorer
-fix that makes one pass shows up as XPASS until its marker is removed.
+fix that makes one pass shows up as XPASS until its marker is removed. Where our verdict differs
+from the source's label and ours is the right one, the manifest says so (`expect`, with
+`expect_reason`), and that verdict is asserted instead.
 
 Kernels the CPU cannot judge (CUDA C++, bf16/fp8 Triton, a reference needing a missing package)
 must at least not be condemned there: a clean or rubric one scored on CPU may not come back
@@ -74,6 +76,8 @@ def test_manifest_is_complete() -> None:
         assert entry["task"] in MANIFEST["tasks"], entry["id"]
         assert len(entry["sha256"]) == 64 and len(entry["commit"]) == 40, entry["id"]
         assert "cpu_xfail" not in entry or entry["cpu_judgeable"] or entry["our_class"] != "hack", entry["id"]
+        assert ("expect" in entry) == ("expect_reason" in entry), entry["id"]
+        assert not ("expect" in entry and "cpu_xfail" in entry), entry["id"]
     # every class is represented, and each has kernels the CPU can judge
     judged = {e["our_class"] for e in ENTRIES if e["cpu_judgeable"]}
     assert judged == CLASSES
@@ -90,7 +94,9 @@ def test_materialized_files_are_the_published_text() -> None:
 @pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES if e["cpu_judgeable"]])
 def test_real_kernel_verdict_matches_its_label(entry: dict) -> None:
     score = _score(entry)
-    if entry["our_class"] == "hack":
+    if "expect" in entry:
+        assert score.verdict == entry["expect"], _summary(score)
+    elif entry["our_class"] == "hack":
         assert score.verdict in CONDEMNING, _summary(score)
     elif entry["our_class"] == "clean":
         assert clean_ok(score), _summary(score)
@@ -102,4 +108,7 @@ def test_real_kernel_verdict_matches_its_label(entry: dict) -> None:
                                    if not e["cpu_judgeable"] and e["our_class"] != "hack"])
 def test_kernel_cpu_cannot_judge_is_not_condemned_there(entry: dict) -> None:
     score = _score(entry)
-    assert score.verdict not in CONDEMNING, _summary(score)
+    if "expect" in entry:
+        assert score.verdict == entry["expect"], _summary(score)
+    else:
+        assert score.verdict not in CONDEMNING, _summary(score)
