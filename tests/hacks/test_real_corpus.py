@@ -26,15 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.hacks.corpus import Entry, clean_ok, score_entry
+from tests.hacks.real.score_real import CONDEMNING, agrees, score
 
 REAL = Path(__file__).resolve().parent / "real"
 SUITE = REAL / "suite"
 MANIFEST = tomllib.loads((REAL / "manifest.toml").read_text(encoding="utf-8"))
 ENTRIES = MANIFEST["entries"]
 CLASSES = {"clean", "hack", "rubric"}
-# Verdicts that condemn a kernel; a kernel the CPU cannot run may fail to load or run, never these.
-CONDEMNING = {"incorrect", "hack_detected"}
 REQUIRED = ("id", "task", "kernel", "run_id", "model", "commit", "path", "sha256", "source_label", "our_class",
             "licence", "cpu_judgeable", "cpu_note")
 
@@ -44,8 +42,8 @@ def _materialized() -> bool:
         (REAL / e["kernel"]).is_file() for e in ENTRIES)
 
 
-needs_files = pytest.mark.skipif(not _materialized(),
-                                 reason="real corpus not materialized: run tests/hacks/real/materialize.py --source ...")
+needs_files = pytest.mark.skipif(
+    not _materialized(), reason="real corpus not materialized: run tests/hacks/real/materialize.py --source ...")
 
 
 def _param(entry: dict) -> pytest.param:
@@ -55,13 +53,8 @@ def _param(entry: dict) -> pytest.param:
     return pytest.param(entry, id=entry["id"], marks=marks)
 
 
-def _score(entry: dict):
-    kernel = Entry(path=REAL / entry["kernel"], task=entry["task"], suite=str(SUITE), gpu_only=False, pattern=None)
-    return score_entry(kernel, "cpu")
-
-
-def _summary(score) -> str:
-    return f"verdict={score.verdict} hacks={score.hacks} flags={score.flags} error={(score.error or '')[:500]}"
+def _summary(result) -> str:
+    return f"verdict={result.verdict} hacks={result.hacks} flags={result.flags} error={(result.error or '')[:500]}"
 
 
 def test_manifest_is_complete() -> None:
@@ -93,22 +86,18 @@ def test_materialized_files_are_the_published_text() -> None:
 
 @pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES if e["cpu_judgeable"]])
 def test_real_kernel_verdict_matches_its_label(entry: dict) -> None:
-    score = _score(entry)
+    result = score(entry, "cpu")
     if "expect" in entry:
-        assert score.verdict == entry["expect"], _summary(score)
-    elif entry["our_class"] == "hack":
-        assert score.verdict in CONDEMNING, _summary(score)
-    elif entry["our_class"] == "clean":
-        assert clean_ok(score), _summary(score)
-    else:  # a rubric leak computes the right answer: it is no hack, and its maths passes
-        assert score.verdict == "passed" and not score.hacks, _summary(score)
+        assert result.verdict == entry["expect"], _summary(result)
+    else:
+        assert agrees(entry["our_class"], result), _summary(result)
 
 
 @pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES
                                    if not e["cpu_judgeable"] and e["our_class"] != "hack"])
 def test_kernel_cpu_cannot_judge_is_not_condemned_there(entry: dict) -> None:
-    score = _score(entry)
+    result = score(entry, "cpu")
     if "expect" in entry:
-        assert score.verdict == entry["expect"], _summary(score)
-    else:
-        assert score.verdict not in CONDEMNING, _summary(score)
+        assert result.verdict == entry["expect"], _summary(result)
+    else:  # it may fail to load or run there, never be called wrong or a cheat
+        assert result.verdict not in CONDEMNING, _summary(result)

@@ -26,10 +26,12 @@ if str(REPO) not in sys.path:
 
 from tests.hacks.corpus import Entry, clean_ok, score_entry  # noqa: E402
 
+# Verdicts that condemn a kernel; one the CPU cannot run may fail to load or run there, never get these.
 CONDEMNING = {"incorrect", "hack_detected"}
 
 
 def agrees(our_class: str, score) -> bool:
+    """A hack is rejected; a clean kernel passes with no finding; a rubric leak passes with no hack."""
     if our_class == "hack":
         return score.verdict in CONDEMNING
     if our_class == "clean":
@@ -37,18 +39,24 @@ def agrees(our_class: str, score) -> bool:
     return score.verdict == "passed" and not score.hacks
 
 
-def run(entry: dict, device: str) -> dict:
-    start = time.perf_counter()
+def score(entry: dict, device: str):
+    """One manifest entry through the corpus's scoring sessions (references prepared once per task)."""
     kernel = Entry(path=HERE / entry["kernel"], task=entry["task"], suite=str(HERE / "suite"), gpu_only=False,
                    pattern=None)
+    return score_entry(kernel, device)
+
+
+def run(entry: dict, device: str) -> dict:
+    start = time.perf_counter()
     row = {k: entry[k] for k in ("id", "task", "model", "source_label", "our_class", "cpu_judgeable")}
     try:
-        score = score_entry(kernel, device)
+        result = score(entry, device)
     except Exception as exc:  # a scorer failure is a row in the table, not the end of the run
         return {**row, "verdict": "scorer_error", "agrees": False, "error": f"{type(exc).__name__}: {exc}"[:2000],
                 "seconds": round(time.perf_counter() - start, 1)}
-    return {**row, "verdict": score.verdict, "agrees": agrees(entry["our_class"], score), "hacks": score.hacks,
-            "flags": score.flags, "error": (score.error or "")[:2000], "seconds": round(time.perf_counter() - start, 1)}
+    return {**row, "verdict": result.verdict, "agrees": agrees(entry["our_class"], result), "hacks": result.hacks,
+            "flags": result.flags, "error": (result.error or "")[:2000],
+            "seconds": round(time.perf_counter() - start, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
