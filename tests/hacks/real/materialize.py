@@ -27,10 +27,16 @@ ENTRY_ALIAS = "\n\nModelNew = {name}  # added by materialize.py: the source's ha
 _HTML_SOLUTION = re.compile(r'id="tab-solution"><pre><code class="language-python">(.*?)</code></pre>', re.S)
 
 
+def _fail(message: str) -> SystemExit:
+    """A user error: one line on stderr, exit status 2."""
+    print(f"materialize: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
 def _show(source: Path, commit: str, path: str) -> str:
     proc = subprocess.run(["git", "-C", str(source), "show", f"{commit}:{path}"], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"{source}: no {path} at {commit[:12]}; fetch the full history of the source repository")
+        raise _fail(f"{source}: no {path} at {commit[:12]}; point --source at a clone of the source with full history")
     return proc.stdout
 
 
@@ -39,12 +45,12 @@ def extract(source: Path, item: dict) -> str:
     if item.get("extract", "file") == "html-solution":
         match = _HTML_SOLUTION.search(text)
         if match is None:
-            raise SystemExit(f"{item['path']}: no solution pane in the page")
+            raise _fail(f"{item['path']}: no solution pane in the page at {item['commit'][:12]}")
         text = html.unescape(match.group(1))
     digest = hashlib.sha256(text.encode()).hexdigest()
     if digest != item["sha256"]:
-        raise SystemExit(f"{item['path']} at {item['commit'][:12]}: sha256 {digest[:12]} is not the manifest's "
-                         f"{item['sha256'][:12]}")
+        raise _fail(f"{item['path']} at {item['commit'][:12]}: sha256 {digest[:12]} is not the manifest's "
+                    f"{item['sha256'][:12]}")
     return text
 
 
@@ -53,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, required=True, help="git checkout of the source repository")
     args = parser.parse_args(argv)
     manifest = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))
+    if subprocess.run(["git", "-C", str(args.source), "rev-parse", "--git-dir"], capture_output=True).returncode:
+        raise _fail(f"{args.source} is not a git checkout; clone {manifest['source']['repo']} (full history) "
+                    "and pass its path")
     for task_id, task in manifest["tasks"].items():
         out = HERE / "suite" / f"{task_id}.py"
         out.write_text(extract(args.source, task), encoding="utf-8")
