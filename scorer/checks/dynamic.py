@@ -401,7 +401,8 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
     first = tensors[0]
     if all(t.shape == first.shape and t.dtype == first.dtype and torch.equal(t, first) for t in tensors[1:]):
         return [Finding("degenerate-output", f"identical outputs for {len(tensors)} different input sets", "flag")]
-    if first.is_floating_point():
+    # A single-element output (a 0-d loss) is constant across its elements by construction.
+    if first.is_floating_point() and all(t.numel() > 1 for t in tensors):
         for t in tensors:
             if not bool(torch.isfinite(t).all()):
                 return []

@@ -473,3 +473,10 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
     with monitor:
         torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
     assert monitor.findings() == []
+
+
+def test_scalar_outputs_are_not_constant_by_construction() -> None:
+    # a 0-d loss per input set: one element each, so "constant across its elements" means nothing
+    assert dc.constant_output_findings([torch.tensor(0.25), torch.tensor(0.75)]) == []
+    (f,) = dc.constant_output_findings([torch.tensor(0.5), torch.tensor(0.5)])
+    assert "identical outputs" in f.evidence

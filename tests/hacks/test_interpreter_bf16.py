@@ -86,3 +86,32 @@ def test_pinned_interpreter_computes_bf16_on_bits_and_the_emulation_fixes_it() -
     assert fixed["fma"] < 0.05
     assert fixed["dot"] < 0.5  # fp32 accumulation of bf16 tiles, compared with fp32 matmul of the same values
     assert fixed["sum"] < 0.1 and fixed["max"] == 0.0 and fixed["argmin"] == 0.0
+
+
+_AUTOTUNED = r'''
+import sys
+import torch, triton, triton.language as tl
+if sys.argv[1] == "emulated":
+    from scorer.workers import interpreter_bf16
+    assert interpreter_bf16.install()
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+x = torch.randn(300); y = torch.empty_like(x)
+double[lambda meta: (triton.cdiv(300, meta["BLOCK"]),)](x, y, 300)
+print("ok" if torch.equal(y, x * 2) else "wrong")
+'''
+
+
+def test_multi_config_autotune_runs_in_the_interpreter() -> None:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
+    raw = subprocess.run([sys.executable, "-c", _AUTOTUNED, "raw"], capture_output=True, text=True, env=env,
+                         cwd=REPO, timeout=300)
+    assert raw.returncode != 0 and "driver" in raw.stderr  # the pinned interpreter cannot time configs
+    fixed = subprocess.run([sys.executable, "-c", _AUTOTUNED, "emulated"], capture_output=True, text=True, env=env,
+                           cwd=REPO, timeout=300)
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "ok", fixed.stderr[-2000:]
