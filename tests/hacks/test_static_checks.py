@@ -484,3 +484,21 @@ def test_triton_eviction_hint_is_not_residency() -> None:
     # an in-kernel eviction hint is common in honest kernels; it does not survive a flush by itself
     src = _forward("return x") + "\n@triton.jit\ndef k(p):\n    tl.load(p, eviction_policy='evict_last')\n"
     assert "cache-residency" not in _patterns(src)
+
+
+def test_half_precision_arms_of_a_dtype_dispatch_are_not_flagged() -> None:
+    src = _forward("return x") + '''
+@triton.jit
+def k(x_ptr, y_ptr, DTYPE: tl.constexpr):
+    v = tl.load(x_ptr)
+    if DTYPE == 0:
+        tl.store(y_ptr, v)
+    elif DTYPE == 1:
+        tl.store(y_ptr, v.to(tl.float16))
+    else:
+        tl.store(y_ptr, v.to(tl.bfloat16))
+'''
+    assert [f for f in _findings(src) if f.pattern == "precision-downgrade"] == []
+    # every arm half precision: no float32 path, still flagged
+    always = src.replace("tl.store(y_ptr, v)\n", "tl.store(y_ptr, v.to(tl.float16))\n")
+    assert [f for f in _findings(always) if f.pattern == "precision-downgrade"]

@@ -239,26 +239,66 @@ class ComputeScan:
             node, parent = parent, self.parents.get(parent)
         return isinstance(parent, ast.Compare)
 
+    def half_use(self, sub: ast.AST) -> str | None:
+        if isinstance(sub, ast.Attribute) and sub.attr in _HALF_NAMES and not self.compared_only(sub):
+            name = self.resolve(sub) or ""
+            if name.startswith(("torch.", "triton.", "numpy.")):
+                return name
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and sub.func.attr in _HALF_METHODS and not sub.args and self.resolve(sub.func) is None:
+            return f".{sub.func.attr}()"
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in ("fp16", "bf16", "float16", "bfloat16", "fp8"):
+            parent = self.parents.get(sub)
+            if isinstance(parent, ast.keyword) or isinstance(parent, ast.Call):
+                return repr(sub.value)
+        return None
+
+    def dtype_dispatch_branches(self, root: ast.AST) -> set[ast.AST]:
+        """Nodes in the half-precision arms of a dispatch (`if DTYPE == 0: ... elif DTYPE == 1:
+        .to(tl.float16)`, `elif x.dtype == torch.bfloat16:`) that also has an arm without half
+        precision: the arm a float32 task takes. Such arms serve half-precision inputs."""
+        skip: set[ast.AST] = set()
+        for node in _walk_own(root):
+            if not isinstance(node, ast.If) or not _is_dispatch_test(node.test):
+                continue
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.If) and parent.orelse == [node]:
+                continue  # handled from the head of its chain
+            arms: list[list[ast.stmt]] = []
+            cur: ast.AST = node
+            while isinstance(cur, ast.If) and _is_dispatch_test(cur.test):
+                arms.append(cur.body)
+                cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else cur.orelse
+                if isinstance(cur, list):
+                    if cur:
+                        arms.append(cur)
+                    break
+            nodes = [[n for stmt in arm for n in ast.walk(stmt)] for arm in arms]
+            half = [any(self.half_use(n) for n in arm) for arm in nodes]
+            if len(arms) > 1 and not all(half):
+                for arm, is_half in zip(nodes, half):
+                    if is_half:
+                        skip.update(arm)
+        return skip
+
     def scan_precision(self, root: ast.AST, jit: bool) -> None:
         if not self.check_precision:
             return
+        dispatched = self.dtype_dispatch_branches(root)
         for sub in _walk_own(root):
-            what = None
-            if isinstance(sub, ast.Attribute) and sub.attr in _HALF_NAMES and not self.compared_only(sub):
-                name = self.resolve(sub) or ""
-                if name.startswith(("torch.", "triton.", "numpy.")):
-                    what = name
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
-                    and sub.func.attr in _HALF_METHODS and not sub.args and self.resolve(sub.func) is None:
-                what = f".{sub.func.attr}()"
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in ("fp16", "bf16", "float16", "bfloat16", "fp8"):
-                parent = self.parents.get(sub)
-                if isinstance(parent, ast.keyword) or isinstance(parent, ast.Call):
-                    what = repr(sub.value)
+            what = None if sub in dispatched else self.half_use(sub)
             if what:
                 self.add("precision-downgrade", sub, what,
                          "reduced-precision type in " + ("a Triton kernel" if jit else "forward-time code")
                          + "; flagged for audit, the dynamic error check decides", severity="flag")
+
+
+def _is_dispatch_test(test: ast.AST) -> bool:
+    """`NAME == const`, `x.dtype == torch.float16`, `x.dtype in (...)`: a choice among fixed cases."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In, ast.Is))):
+        return False
+    return isinstance(test.left, (ast.Name, ast.Attribute)) and all(
+        isinstance(c, (ast.Constant, ast.Attribute, ast.Tuple, ast.List)) for c in test.comparators)
 
 
 # torch names whose work the run-time monitor measures (a TorchFunctionMode sees the call and the
