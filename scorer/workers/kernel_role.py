@@ -140,6 +140,7 @@ class KernelRole:
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
+        self.alt_overrides: list[dict[str, Any]] = []
         self.shipped: list[torch.Tensor] = []  # alive until the reference worker has read them
         self._between_trials: Callable[[], Any] = no_pause
         self.slabs: list[torch.Tensor] = []
@@ -179,8 +180,9 @@ class KernelRole:
         self.policy = LibraryPolicy.from_dict(header.get("policy"))
         task_path = Path(header["task_path"])
         self.main = self._variant(task_path, header.get("overrides", {}), "kernelarena_task")
+        self.alt_overrides = list(header.get("alt_overrides", []))
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
-                     for i, o in enumerate(header.get("alt_overrides", []))]
+                     for i, o in enumerate(self.alt_overrides)]
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -365,7 +367,28 @@ class KernelRole:
             return CallRecord(f"alt-{j}", error="ModelNew(*init_inputs) failed for an alternative shape:\n"
                               + traceback.format_exc())
         args = self._inputs(variant, alt["seed"])
-        return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
+        specs = _specs(alt["output_specs"])
+        # A kernel that hands unseen shapes to the library shows it only here: the share is
+        # measured on this call too (on a GPU by its profile).
+        assert self.guard is not None and self.census is not None
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
+        device_times: dict[str, float] | None = None
+
+        def watched(fn: Callable[[], Any]) -> Any:
+            nonlocal device_times
+            with monitor:
+                if self.device.type != "cuda":
+                    return fn()
+                out, device_times = profile_device_time(fn)
+                return out
+
+        record = self._call(model, args, specs, f"alt-{j}", watched)
+        if record.error is None:
+            record.findings += [
+                Finding(f.pattern, f"at the alternative shape {self.alt_overrides[j]}: {f.evidence}", f.severity)
+                for f in monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                          self.census.triton_names + self.census.cuda_names)]
+        return record
 
     def time(self, header: dict[str, Any], _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None
