@@ -174,7 +174,7 @@ def profile_device_time(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
     times: dict[str, float] = {}
     for evt in prof.events():
         if evt.device_type == torch.autograd.DeviceType.CUDA:
-            us = float(getattr(evt, "device_time", None) or getattr(evt, "cuda_time", 0.0) or 0.0)
+            us = float(getattr(evt, "device_time_total", 0.0) or 0.0)
             times[evt.name] = times.get(evt.name, 0.0) + us
     return out, times
 

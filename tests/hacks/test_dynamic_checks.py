@@ -480,3 +480,14 @@ def test_scalar_outputs_are_not_constant_by_construction() -> None:
     assert dc.constant_output_findings([torch.tensor(0.25), torch.tensor(0.75)]) == []
     (f,) = dc.constant_output_findings([torch.tensor(0.5), torch.tensor(0.5)])
     assert "identical outputs" in f.evidence
+
+
+def test_device_time_split_by_kernel_names() -> None:
+    from scorer.checks.work import device_work
+
+    times = {"_swish_kernel": 80.0, "void at::native::vectorized_elementwise_kernel<4, sigmoid>": 30.0,
+             "Memcpy DtoD (Device -> Device)": 50.0, "_k": 5.0, "triton_poi_fused_k_0": 10.0}
+    work = device_work(times, ["_swish_kernel", "_k"])
+    # own: exact identifiers only ("_k" is not inside "triton_poi_fused_k_0"); copies are glue
+    assert work.own == 85.0 and work.library == 40.0 and work.unit == "us of device time"
+    assert abs(work.share - 85.0 / 125.0) < 1e-9
