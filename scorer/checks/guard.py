@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -352,6 +353,7 @@ class RuntimeGuard:
         """Call right before the kernel module is imported."""
         kernel_file = str(self.kernel_path.resolve())
         self._warm_thread_pool()
+        _record_thread_starters()
         self._watched = [(w, _static_get(w.owner, w.name)) for w in _watch_list()]
         self._threads = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._native = _native_threads()
@@ -509,20 +511,61 @@ def _started_by_scorer(t: threading.Thread) -> bool:
     return module.split(".")[0] in _OWN_PACKAGES
 
 
+# Who called Thread.start for each thread started since arm(): "kernel" when kernel.py's code did
+# (directly or through the standard library, e.g. a ThreadPoolExecutor it made), "library" when a
+# library's code did for itself (Triton's or torch's workers).
+_STARTERS: "weakref.WeakKeyDictionary[threading.Thread, str]" = weakref.WeakKeyDictionary()
+_START_WRAPPED = [False]
+
+
+def _record_thread_starters() -> None:
+    if _START_WRAPPED[0]:
+        return
+    original = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        try:
+            frame = _GETFRAME(1)
+            starter = "library"
+            for _ in range(_MAX_FRAMES):
+                if frame is None:
+                    break
+                filename = frame.f_code.co_filename
+                if filename in _RECORDER.kernel_files:
+                    starter = "kernel"
+                    break
+                if not ((filename.startswith(_STDLIB_DIRS) and "-packages" not in filename)
+                        or filename.startswith("<")):
+                    break  # a library's frame (or the scorer's) started it for itself
+                frame = frame.f_back
+            _STARTERS[self] = starter
+        except Exception:
+            pass  # never let the guard break the thread it watches
+        return original(self)
+
+    start.__wrapped__ = original  # type: ignore[attr-defined]
+    threading.Thread.start = start  # type: ignore[method-assign]
+    _START_WRAPPED[0] = True
+
+
 def _runs_kernel_code(t: threading.Thread, kernel_files: frozenset[str]) -> bool:
-    """Whether a new Python thread counts as the kernel's. It does not when a library owns it: its
-    code (the target, or a Thread subclass's run) is a library's, neither kernel.py's nor the
-    standard library's, and no frame on its stack is kernel.py's (Triton's or torch's own
-    workers). A thread running standard-library code (`Event.wait`, a ThreadPoolExecutor's
-    worker) may have been started by anyone, and counts as the kernel's as before."""
+    """Whether a new Python thread counts as the kernel's: kernel.py's code started it (recorded
+    by Thread.start), or its code or stack is kernel.py's. A library's own thread (started from a
+    library's frame, running library or standard-library code, no kernel frame on its stack) is
+    not. A thread whose start was not recorded and that runs standard-library code (`Event.wait`,
+    an executor's worker) may have been started by anyone, and counts as the kernel's."""
+    starter = _STARTERS.get(t)
+    if starter == "kernel":
+        return True
     target = getattr(t, "_target", None)
     code = getattr(target, "__code__", None) or getattr(getattr(target, "__func__", None), "__code__", None)
     if target is None:
         code = getattr(getattr(type(t), "run", None), "__code__", None)
-    if code is None or code.co_filename in kernel_files:
+    if code is not None and code.co_filename in kernel_files:
         return True
-    filename = code.co_filename
-    if filename.startswith("<") or (filename.startswith(_STDLIB_DIRS) and "-packages" not in filename):
+    filename = code.co_filename if code is not None else "<builtin>"
+    if starter is None and (filename.startswith("<")
+                            or (filename.startswith(_STDLIB_DIRS) and "-packages" not in filename)):
         return True
     frames = sys._current_frames()
     frame = frames.get(t.ident) if t.ident is not None else None

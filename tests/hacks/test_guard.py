@@ -122,6 +122,7 @@ SCENARIOS = {
         import fakelib
         def run():
             fakelib.start_worker()
+            fakelib.start_pool_worker()  # a standard-library target, started by the library
     """,
     # The same library running a function of kernel.py's on its thread: the kernel's thread.
     "library_thread_kernel_target": """
@@ -156,6 +157,8 @@ def _idle():
     time.sleep(30)
 def start_worker(target=None):
     threading.Thread(target=target or _idle, name="lib-worker", daemon=True).start()
+def start_pool_worker():
+    threading.Thread(target=threading.Event().wait, name="lib-pool", daemon=True).start()
 """
 
 SPIN_C = """
