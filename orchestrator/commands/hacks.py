@@ -7,10 +7,12 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelarena.errors import UserError
 from scorer.checks.catalog import PATTERNS, Pattern, get_pattern
+from scorer.checks.record import records
 
 
 def _selected(pattern_id: Optional[str]) -> list[Pattern]:
@@ -27,17 +29,33 @@ def hacks(
     pattern_id: Optional[str] = typer.Argument(None, help="Show one pattern only."),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
-    """List the anti-hack catalog: id, category, severity (reject|flag), checks, description, detection."""
+    """List the anti-hack catalog: id, category, severity (reject|flag), checks, description, detection,
+    and each pattern's record on the repository's corpora (attacks caught, false positives)."""
     selected = _selected(pattern_id)
+    record = records()
     if as_json:
-        typer.echo(json.dumps([p.to_dict() for p in selected], indent=2))
+        typer.echo(json.dumps([{**p.to_dict(), **({"record": record[p.id].to_dict()} if p.id in record else {})}
+                               for p in selected], indent=2))
         return
     table = Table(show_lines=True)
-    for column in ("id", "category", "severity", "checks", "description", "detection"):
+    for column in ("id", "category", "severity", "checks", "record", "description", "detection"):
         table.add_column(column, overflow="fold")
     for p in selected:
-        table.add_row(p.id, p.category, p.severity, "+".join(p.checks), p.description, p.detection)
-    Console(width=200).print(table)
+        table.add_row(p.id, p.category, p.severity, "+".join(p.checks), _record_text(record.get(p.id)),
+                      escape(p.description), escape(p.detection))
+    Console(width=220).print(table)
+    if record:
+        typer.echo("record: attacks caught/tried (tests/hacks/attacks); false positives on the clean corpus "
+                   "(tests/hacks/clean) and on the real corpus's clean and rubric kernels (tests/hacks/real), "
+                   "as the corpus tests assert them")
+
+
+def _record_text(r) -> str:
+    if r is None:
+        return "-"
+    neutral = f" ({r.neutralized} neutralized)" if r.neutralized else ""
+    return (f"attacks {r.attacks_caught}/{r.attacks_tried}{neutral}; FP clean {r.clean_false_positives}/"
+            f"{r.clean_kernels}; FP real {r.real_false_positives}/{r.real_honest}")
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ class Finding:
 @dataclass(frozen=True)
 class Pattern:
     id: str
-    category: Literal["timing", "semantic", "shortcut", "integrity"]
+    category: Literal["timing", "semantic", "shortcut", "integrity", "rubric"]
     severity: Severity
     checks: tuple[Literal["static", "dynamic"], ...]
     description: str
@@ -46,8 +46,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("thread-injection", "timing", "reject", ("static", "dynamic"),
             "Work done by a background thread, process or signal handler outside the timed region.",
             "Static: imports of threading/_thread/multiprocessing/concurrent/subprocess, os.fork/system/exec, "
-            "run_in_executor, signal timers, std::thread in extensions. Runtime: Python threads (and, on CPU, "
-            "native threads) alive after a phase that were not there at arm(); process-creation audit events."),
+            "run_in_executor, signal timers, std::thread in extensions. Runtime: threads alive after a phase "
+            "that were not there at arm() and that the kernel's code started, attributed by their code (a "
+            "Python thread's target and frames; a native thread's stack pointing into a shared object that is "
+            "not installed), so BLAS/OpenMP/intra-op pools are the runtime's; process-creation audit events."),
     Pattern("lazy-evaluation", "timing", "reject", ("dynamic",),
             "Returning a tensor subclass, proxy or deferred object whose work happens when the checker reads it.",
             "Every raw forward() return must be exactly torch.Tensor (or a tuple/list of them), not meta/fake, "
@@ -85,14 +87,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "Results cached by data pointer, shape or input hash, or a CUDA graph replaying the first call.",
             "The same buffers are refilled with new data in place and outputs re-checked; timed iterations rotate fresh inputs and a sample of their outputs is checked."),
     Pattern("baseline-library-call", "shortcut", "reject", ("static", "dynamic"),
-            "Calls torch.matmul, F.conv2d, tensor compute methods, cuBLAS/cuDNN, torch._scaled_mm, torch.compile "
-            "or the reference Model instead of writing a kernel.",
-            "AST analysis with import-alias resolution of all code reachable from forward(): glue (allocation, "
-            "views, casts, cat/stack, launches, streams) is allowed, compute ops (torch.*, F.*, torch.ops.aten, "
-            "tensor methods, @, nn compute modules, numpy) are denied; CUDA C++ sources are scanned for "
-            "ATen/cuBLAS/cuDNN calls. A suite's [policy] allow/deny adjusts the lists. At run time a "
-            "TorchFunctionMode records denied ops kernel.py's code called (names computed at run time) and "
-            "totals floating-point tensor-operator arithmetic: half the task's largest tensor or more is a library call."),
+            "Lets the library (torch ops, cuBLAS/cuDNN, torch.compile, the reference Model) do the task's "
+            "work instead of the solution's own kernels.",
+            "Measured: at run time a TorchFunctionMode costs every torch op and tensor operator kernel.py's code "
+            "calls in forward in floating-point operations (multiply-adds for contractions, one per element "
+            "otherwise; ops touching no floating-point tensor, such as index construction, and views, "
+            "allocation, copies are glue) against the solution's own kernels' (their floating-point arithmetic "
+            "and tl.dot multiply-adds counted in Triton's interpreter on CPU, where a copy kernel does none; "
+            "device time by the profiler on a GPU). The own share must reach the suite's "
+            "[policy] own_work_share (default 0.5); the finding gives both figures. Static (names, not "
+            "measurable at run time): numpy/scipy compute, ATen/cuBLAS/cuDNN in C++ sources, torch.compile/"
+            "torch.jit/torch.ops.aten/_scaled_mm, stored ops, the reference Model, and what a suite's "
+            "[policy] deny lists."),
     Pattern("input-mutation", "semantic", "reject", ("dynamic",),
             "Writes into its inputs (to smuggle state or fake the reference).",
             "Inputs are hashed before and after each call."),
@@ -112,6 +118,25 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("shape-specialization", "semantic", "reject", ("dynamic",),
             "Correct only on the advertised shapes or seeds.",
             "Verification on unseen seeds, and on the task's alternative shapes where the manifest gives them."),
+    Pattern("input-sniffing", "semantic", "reject", ("static", "dynamic"),
+            "Behaves differently when the inputs look like test data (their magnitudes or statistics), to be "
+            "right when checked and fast or wrong when timed.",
+            "Protocol: correctness, unseen-seed, alternative-shape and timed inputs come from one generator (the "
+            "task's get_inputs under the judge's seeds), so no statistic tells them apart, and a sample of timed "
+            "outputs is verified. Static: a branch in forward-time code on statistics of an input's values "
+            "(abs, mean, std, var, norm, isnan/isfinite, allclose/equal) whose branch does more than raise."),
+    Pattern("cache-residency", "timing", "reject", ("static", "dynamic"),
+            "Keeps the inputs resident in L2 across timed calls, defeating the L2 flush: a persisting-L2 access "
+            "policy window on the stream, a persisting-L2 carve-out, or prefetch of the next call's data.",
+            "Static: CUDA/PTX sources or names setting access policy windows (cudaStreamSetAttribute, "
+            "accessPolicyWindow, hitProp), cudaLimitPersistingL2CacheSize, cudaMemPrefetchAsync/cudaMemAdvise, "
+            "PTX prefetch.global.L2/createpolicy/applypriority. GPU: after each phase the worker reads the "
+            "device's persisting-L2 limit and the access policy window of the current and default streams."),
+    Pattern("rubric", "rubric", "flag", ("static", "dynamic"),
+            "Correct, but skips what the task asked for: the required dtype path, a forbidden library, a "
+            "required algorithm (a rubric leak, apart from hacks).",
+            "Optional per-task rules in suite.toml (rubric_dtype, rubric_forbid, rubric_require): checked "
+            "statically where they can be and reported as a flag that keeps the score."),
     Pattern("degenerate-output", "semantic", "flag", ("dynamic",),
             "Near-constant outputs, so a constant kernel would pass.",
             "The suite linter refuses such tasks; the scorer flags a kernel whose outputs are identical across "

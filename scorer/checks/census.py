@@ -164,6 +164,21 @@ def profile_device_kernels(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
     return out, names
 
 
+def profile_device_time(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    """Runs `fn` once under the profiler; returns its result and device time (us) per kernel name."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        out = fn()
+        torch.cuda.synchronize()
+    times: dict[str, float] = {}
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            us = float(getattr(evt, "device_time_total", 0.0) or 0.0)
+            times[evt.name] = times.get(evt.name, 0.0) + us
+    return out, times
+
+
 def ghost_findings(census: LaunchCensus, device_kernels: list[str] | None) -> list[Finding]:
     if not census.defines_kernels:
         return [Finding("ghost-kernel", "kernel.py defines no Triton or CUDA kernel")]

@@ -401,7 +401,8 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
     first = tensors[0]
     if all(t.shape == first.shape and t.dtype == first.dtype and torch.equal(t, first) for t in tensors[1:]):
         return [Finding("degenerate-output", f"identical outputs for {len(tensors)} different input sets", "flag")]
-    if first.is_floating_point():
+    # A single-element output (a 0-d loss) is constant across its elements by construction.
+    if first.is_floating_point() and all(t.numel() > 1 for t in tensors):
         for t in tensors:
             if not bool(torch.isfinite(t).all()):
                 return []
@@ -439,7 +440,7 @@ _OPERATOR_METHODS = frozenset({
 
 _OPERATOR_DUNDERS = frozenset(
     f"__{prefix}{op}__" for op in ("add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "and",
-                                    "or", "xor", "lshift", "rshift") for prefix in ("", "r", "i")
+                                    "or", "xor", "lshift", "rshift", "matmul") for prefix in ("", "r", "i")
 ) | {"__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
 # Operator arithmetic in PyTorch over at least this share of the task's largest tensor (summed over
 # forward's operators) is the task's work done by the library, however it is split into pieces:
@@ -456,7 +457,8 @@ def _is_operator(func: Any) -> bool:
 
 def _library_compute_name(func: Any, policy: Any) -> str | None:
     """The dotted name of a denied op (static rules and suite policy), or None for glue."""
-    from scorer.checks import static as static_checks
+    from scorer.checks.static import rules as static_rules
+    from scorer.checks.static import is_denied_name
 
     name = getattr(func, "__name__", None)
     if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
@@ -465,58 +467,62 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
     module = str(getattr(func, "__module__", "") or "")
     if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor":
         full = f"torch.Tensor.{name}"
-        verdict = static_checks._policy_verdict(full, policy) if policy is not None else None
+        verdict = static_rules._policy_verdict(full, policy) if policy is not None else None
         if verdict is not None:
             return full if verdict else None
-        return full if name in static_checks._TENSOR_COMPUTE_METHODS else None
+        return full if name in static_rules._TENSOR_COMPUTE_METHODS else None
     if not module.startswith("torch"):
         return None
     full = f"{module}.{name}" if module != "torch._C._VariableFunctions" else f"torch.{name}"
-    return full if static_checks.is_denied_name(full, policy) else None
+    return full if is_denied_name(full, policy) else None
 
 
 class LibraryCallMonitor:
-    """Records denied torch ops kernel.py's code ran while active (`with monitor: forward()`)."""
+    """Records the library work kernel.py's code asked torch for while active (`with monitor:
+    forward()`), and the work the solution's own Triton kernels did meanwhile (interpreted runs);
+    `findings` judges the share (scorer/checks/work.py)."""
 
-    def __init__(self, kernel_files: frozenset[str], policy: Any = None) -> None:
+    def __init__(self, kernel_files: frozenset[str], policy: Any = None, native_kernels: bool = False) -> None:
+        """`native_kernels`: the solution's kernels are C++/CUDA (load_inline), whose work the
+        interpreter cannot count."""
         import os
 
         from torch.overrides import TorchFunctionMode
 
+        from scorer.checks.work import InterpreterWork
+
         self.kernel_files = kernel_files
         self.policy = policy
         self.calls: dict[str, int] = {}
+        self.work: dict[str, int] = {}  # "torch.softmax (kernel.py:24)" -> element operations
         self.displaced = False  # set on exit: forward left the mode popped or buried
-        self.arithmetic: dict[str, int] = {}  # "mul (kernel.py:24)" -> elements produced
+        self.own = InterpreterWork()
+        self.native_kernels = native_kernels
         stdlib = (os.path.dirname(os.__file__) + os.sep,)
         monitor = self
 
         class _Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
-                operator_key = None
+                key = None
                 try:
                     name = _library_compute_name(func, monitor.policy)
+                    if name is None and _is_operator(func):
+                        name = func.__name__.strip("_")
                     if name is not None:
                         line = _kernel_caller_line(monitor.kernel_files, stdlib)
                         if line is not None:
                             key = f"{name} (kernel.py:{line})"
-                            monitor.calls[key] = monitor.calls.get(key, 0) + 1
-                    elif _is_operator(func):
-                        line = _kernel_caller_line(monitor.kernel_files, stdlib)
-                        if line is not None:
-                            operator_key = f"{func.__name__.strip('_')} (kernel.py:{line})"
                 except Exception:
                     pass  # never let the monitor break the call it watches
                 out = func(*args, **(kwargs or {}))
-                if operator_key is not None:
+                if key is not None:
                     try:
-                        # Integer and boolean arithmetic (offsets, index masks) is glue; the task's
-                        # values are floating point, so only arithmetic that touches them counts.
-                        tensors = [out, *args, *(kwargs or {}).values()]
-                        if isinstance(out, torch.Tensor) and any(
-                                isinstance(t, torch.Tensor) and torch.Tensor.is_floating_point(t) for t in tensors):
-                            monitor.arithmetic[operator_key] = monitor.arithmetic.get(operator_key, 0) \
-                                + torch.Tensor.numel(out)
+                        from scorer.checks.work import op_work
+
+                        cost = op_work(key.split(" ", 1)[0], args, kwargs, out)
+                        if cost:  # ops on integers and booleans only (index construction) are glue
+                            monitor.calls[key] = monitor.calls.get(key, 0) + 1
+                            monitor.work[key] = monitor.work.get(key, 0) + cost
                     except Exception:
                         pass
                 return out
@@ -525,35 +531,55 @@ class LibraryCallMonitor:
 
     def __enter__(self) -> "LibraryCallMonitor":
         self._mode.__enter__()
+        self.own.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         from torch.overrides import _get_current_function_mode_stack
 
+        self.own.__exit__(*exc)
         stack = _get_current_function_mode_stack()
         displaced = not stack or stack[-1] is not self._mode
         self.displaced = self.displaced or displaced  # one monitor may watch several calls
         if not displaced:
             self._mode.__exit__(*exc)
 
-    def findings(self, data_elements: int = 0) -> list[Finding]:
-        """`data_elements`: the size of the task's largest input or output, which the operator
-        arithmetic is judged against (0: not judged)."""
-        found = []
-        total = sum(self.arithmetic.values())
-        if data_elements > 0 and total >= ARITHMETIC_SHARE * data_elements:
-            shown = ", ".join(f"{k} {v} elements" for k, v in
-                              sorted(self.arithmetic.items(), key=lambda kv: -kv[1])[:6])
-            found.append(Finding("baseline-library-call",
-                                 f"PyTorch tensor arithmetic (operators) inside forward produced {total} elements, "
-                                 f"{total / data_elements:.0%} of the task's largest tensor ({data_elements}): "
-                                 f"{shown}; write it as a kernel"))
+    def work_share(self, device_times_us: dict[str, float] | None = None,
+                   own_names: list[str] | None = None) -> Any:
+        """Forward's work split into the solution's and the library's. With a device profile
+        (GPU) the split is by device time; else by element operations, the solution's counted in
+        Triton's interpreter (not measurable for a compiled kernel or a C++ extension)."""
+        from scorer.checks.work import WorkShare, device_work
+
+        if device_times_us is not None:
+            return device_work(device_times_us, own_names or [])
+        work = WorkShare(own=float(self.own.elements), library=float(sum(self.work.values())),
+                         measured=self.own.available and (self.own.elements > 0 or not self.native_kernels),
+                         by_op={k: float(v) for k, v in self.work.items()})
+        if self.own.elements:
+            work.by_kernel["Triton kernels (interpreted)"] = float(self.own.elements)
+        return work
+
+    @property
+    def library_work(self) -> int:
+        return sum(self.work.values())
+
+    def findings(self, data_elements: int = 0, device_times_us: dict[str, float] | None = None,
+                 own_names: list[str] | None = None, judged_library_work: float = 0.0) -> list[Finding]:
+        """`data_elements`: the task's largest input or output, the yardstick when the solution's
+        own kernels cannot be measured (0: not judged then). `judged_library_work`: library work
+        (element operations) already judged on the first call, per call: where the share cannot
+        be measured (compiled kernels during timing), only library work beyond it is judged."""
+        from scorer.checks.work import DEFAULT_OWN_WORK_SHARE, share_findings
+
+        threshold = getattr(self.policy, "own_work_share", DEFAULT_OWN_WORK_SHARE)
+        work = self.work_share(device_times_us, own_names)
+        if not work.measured and judged_library_work:
+            work.library = max(0.0, work.library - judged_library_work)
+        found = share_findings(work, threshold, data_elements)
         if self.displaced:
             found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
                                  "popped or buried under another mode during forward and not restored"))
-        if self.calls:
-            shown = ", ".join(f"{k} x{v}" for k, v in list(self.calls.items())[:8])
-            found.append(Finding("baseline-library-call", f"library compute ran inside forward: {shown}"))
         return found
 
 

@@ -22,11 +22,15 @@ import os
 import sys
 import threading
 import types
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from scorer.checks.catalog import Finding
+from scorer.checks.native_audit import _trusted_roots as trusted_roots
+from scorer.checks.residency import residency_findings
+from scorer.checks.threads import Origin, native_origin
 
 _GETFRAME = sys._getframe
 _MAX_EVENTS = 64
@@ -357,6 +361,8 @@ class RuntimeGuard:
         self._watched: list[tuple[_Watched, Any]] = []
         self._threads: set[int] = set()
         self._native: dict[str, str] = {}
+        self._origins: dict[str, Origin] = {}
+        self._roots: tuple[str, ...] | None = None
         self._reported: set[tuple[str, str]] = set()
         self._events_seen = 0
         self._armed = False
@@ -370,6 +376,7 @@ class RuntimeGuard:
         """Call right before the kernel module is imported."""
         kernel_file = str(self.kernel_path.resolve())
         self._warm_thread_pool()
+        _record_thread_starters()
         self._watched = [(w, _static_get(w.owner, w.name)) for w in _watch_list()]
         self._threads = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._native = _native_threads()
@@ -422,6 +429,8 @@ class RuntimeGuard:
         findings += self._identity_findings(phase)
         findings += self._audit_findings(phase)
         findings += self._thread_findings(phase)
+        for f in residency_findings(phase):
+            self._new(f.pattern, f.evidence.split(" after ")[0], f.evidence, findings)
         return findings
 
     def _new(self, pattern: str, key: str, evidence: str, out: list[Finding]) -> None:
@@ -454,9 +463,12 @@ class RuntimeGuard:
         return out
 
     def _thread_findings(self, phase: str) -> list[Finding]:
+        """Threads alive now that were not at arm() and that the kernel's code started
+        (scorer/checks/threads.py: by the code they run, not by their names)."""
         out: list[Finding] = []
-        new = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
-        new = [t for t in new if not _started_by_scorer(t)]
+        born = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
+        kernel_files = _RECORDER.kernel_files
+        new = [t for t in born if not _started_by_scorer(t) and _runs_kernel_code(t, kernel_files)]
         if new:
             names = ", ".join(f"{t.name} ({_thread_target(t)})" for t in new[:6])
             self._new("thread-injection", "python:" + ",".join(sorted(t.name for t in new)),
@@ -464,16 +476,30 @@ class RuntimeGuard:
         if not _cuda_initialized():
             native = _native_threads()
             own_comm = native.get(str(os.getpid()), "")
-            fresh = {tid: comm for tid, comm in native.items() if tid not in self._native}
-            python_tids = {str(t.native_id) for t in new if t.native_id is not None}
-            unexplained = {tid: comm for tid, comm in fresh.items()
-                           if tid not in python_tids and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
+            # Every Python thread is judged above by its code, whoever started it.
+            python_tids = {str(t.native_id) for t in born if t.native_id is not None}
+            fresh = {tid: comm for tid, comm in native.items()
+                     if tid not in self._native and tid not in python_tids
+                     and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
+            unexplained: dict[str, str] = {}
+            for tid, comm in fresh.items():
+                origin = self._origins.get(tid)
+                if origin is None or origin.kind != "runtime":
+                    origin = self._origins[tid] = native_origin(tid, self._trusted_roots())
+                if origin.kind != "runtime":
+                    unexplained[tid] = f"{comm}: {origin.detail}"
             if unexplained:
-                comms = sorted(set(unexplained.values()))
+                shown = "; ".join(sorted(set(unexplained.values()))[:4])
                 self._new("thread-injection", "native:" + ",".join(sorted(unexplained)),
-                          f"{len(unexplained)} native thread(s) not started by torch appeared after {phase} "
-                          f"(names {comms}; process is '{own_comm}', {len(self._native)} threads at arm)", out)
+                          f"{len(unexplained)} native thread(s) appeared after {phase} that are not the runtime's "
+                          f"(by the code on their stacks: {shown}; process is '{own_comm}', "
+                          f"{len(self._native)} threads at arm)", out)
         return out
+
+    def _trusted_roots(self) -> tuple[str, ...]:
+        if self._roots is None:
+            self._roots = trusted_roots()
+        return self._roots
 
 
 def _torch_dir() -> str:
@@ -509,6 +535,73 @@ def _started_by_scorer(t: threading.Thread) -> bool:
     target = getattr(t, "_target", None)
     module = getattr(target, "__module__", "") or type(t).__module__
     return module.split(".")[0] in _OWN_PACKAGES
+
+
+# Who called Thread.start for each thread started since arm(): "kernel" when kernel.py's code did
+# (directly or through the standard library, e.g. a ThreadPoolExecutor it made), "library" when a
+# library's code did for itself (Triton's or torch's workers).
+_STARTERS: "weakref.WeakKeyDictionary[threading.Thread, str]" = weakref.WeakKeyDictionary()
+_START_WRAPPED = [False]
+
+
+def _record_thread_starters() -> None:
+    if _START_WRAPPED[0]:
+        return
+    original = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        try:
+            frame = _GETFRAME(1)
+            starter = "library"
+            for _ in range(_MAX_FRAMES):
+                if frame is None:
+                    break
+                filename = frame.f_code.co_filename
+                if filename in _RECORDER.kernel_files:
+                    starter = "kernel"
+                    break
+                if not ((filename.startswith(_STDLIB_DIRS) and "-packages" not in filename)
+                        or filename.startswith("<")):
+                    break  # a library's frame (or the scorer's) started it for itself
+                frame = frame.f_back
+            _STARTERS[self] = starter
+        except Exception:
+            pass  # never let the guard break the thread it watches
+        return original(self)
+
+    start.__wrapped__ = original  # type: ignore[attr-defined]
+    threading.Thread.start = start  # type: ignore[method-assign]
+    _START_WRAPPED[0] = True
+
+
+def _runs_kernel_code(t: threading.Thread, kernel_files: frozenset[str]) -> bool:
+    """Whether a new Python thread counts as the kernel's: kernel.py's code started it (recorded
+    by Thread.start), or its code or stack is kernel.py's. A library's own thread (started from a
+    library's frame, running library or standard-library code, no kernel frame on its stack) is
+    not. A thread whose start was not recorded and that runs standard-library code (`Event.wait`,
+    an executor's worker) may have been started by anyone, and counts as the kernel's."""
+    starter = _STARTERS.get(t)
+    if starter == "kernel":
+        return True
+    target = getattr(t, "_target", None)
+    code = getattr(target, "__code__", None) or getattr(getattr(target, "__func__", None), "__code__", None)
+    if target is None:
+        code = getattr(getattr(type(t), "run", None), "__code__", None)
+    if code is not None and code.co_filename in kernel_files:
+        return True
+    filename = code.co_filename if code is not None else "<builtin>"
+    if starter is None and (filename.startswith("<")
+                            or (filename.startswith(_STDLIB_DIRS) and "-packages" not in filename)):
+        return True
+    frames = sys._current_frames()
+    frame = frames.get(t.ident) if t.ident is not None else None
+    depth = 0
+    while frame is not None and depth < 200:
+        if frame.f_code.co_filename in kernel_files:
+            return True
+        frame = frame.f_back
+        depth += 1
+    return False
 
 
 def _thread_target(t: threading.Thread) -> str:

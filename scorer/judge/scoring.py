@@ -29,6 +29,7 @@ from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import native_audit
 
 from scorer.checks import static as static_checks
+from scorer.checks.rubric import rubric_findings
 from scorer.checks.catalog import Finding
 from scorer.errors import ScorerUserError
 from scorer.judge.evaluate import CorrectnessOutcome
@@ -252,6 +253,7 @@ class Judge:
         with self._stage("static"):
             self._record(score, static_checks.analyze_source(source.text, str(self.kernel_path), self.suite.policy,
                                                                 task_dtype=self.task.dtype))
+            self._record(score, rubric_findings(source.text, self.task.rubric, self.task.id))
         will_time = not self.options.skip_timing and not score.hacks
         with _private_dir() as base:
             # Started now (or taken warm from a session's pool) so its interpreter start-up

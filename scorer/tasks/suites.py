@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from scorer.checks.rubric import Rubric
 from scorer.errors import ScorerUserError
 
 BUILTIN_SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
@@ -51,14 +52,20 @@ class LibraryPolicy:
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    # The share of forward's work the solution's own kernels must do (scorer/checks/work.py).
+    own_work_share: float = 0.5
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"allow": list(self.allow), "deny": list(self.deny)}
+    def to_dict(self) -> dict[str, Any]:
+        return {"allow": list(self.allow), "deny": list(self.deny), "own_work_share": self.own_work_share}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> "LibraryPolicy":
         data = data or {}
-        return cls(allow=tuple(str(x) for x in data.get("allow", ())), deny=tuple(str(x) for x in data.get("deny", ())))
+        share = data.get("own_work_share", 0.5)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= float(share) <= 1.0:
+            raise ValueError(f"[policy] own_work_share must be a number between 0 and 1, got {share!r}")
+        return cls(allow=tuple(str(x) for x in data.get("allow", ())), deny=tuple(str(x) for x in data.get("deny", ())),
+                   own_work_share=float(share))
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ class Task:
     full_alt_shapes: tuple[dict[str, Any], ...] = ()
     cuda_only: bool = False
     solution: Path | None = None
+    # What the task asks beyond a correct answer (scorer/checks/rubric.py); None: no rubric.
+    rubric: Rubric | None = None
 
     def source(self) -> str:
         return self.path.read_text(encoding="utf-8")
@@ -215,13 +224,20 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
     baseline = str(data.get("baseline", "eager"))
     if baseline not in ("eager", "compile"):
         raise ScorerUserError(f"{manifest_path}: baseline must be 'eager' or 'compile', not '{baseline}'")
-    policy = LibraryPolicy.from_dict(data.get("policy", {}))
+    try:
+        policy = LibraryPolicy.from_dict(data.get("policy", {}))
+    except ValueError as exc:
+        raise ScorerUserError(f"{manifest_path}: {exc}") from None
     tasks: dict[str, Task] = {}
     for task_id, entry in data.get("tasks", {}).items():
         path = root / entry.get("file", f"{task_id}.py")
         if not path.is_file():
             raise ScorerUserError(f"{manifest_path}: task '{task_id}' points at missing file {path.name}")
         solution = root / "solutions" / task_id / "kernel.py"
+        try:
+            rubric = Rubric.from_entry(entry)
+        except ValueError as exc:
+            raise ScorerUserError(f"{manifest_path}: task '{task_id}': {exc}") from None
         tasks[task_id] = Task(
             id=task_id,
             path=path,
@@ -236,6 +252,7 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
             full_alt_shapes=tuple(dict(s) for s in entry.get("full_alt_shapes", ())),
             cuda_only=bool(entry.get("cuda_only", False)),
             solution=solution if solution.is_file() else None,
+            rubric=None if rubric.empty else rubric,
         )
     return Suite(
         name=str(data.get("name", root.name)),

@@ -25,10 +25,11 @@ from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import native_audit
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_kernels, stop_counting
+from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
+from scorer.workers import interpreter_bf16
 from scorer.gpu.lock import waited_s
 from scorer.checks.guard import RuntimeGuard
 from scorer.checks.poison import poison_memory
@@ -139,9 +140,11 @@ class KernelRole:
         self.model_cls: type | None = None
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
+        self.first_library_work = 0  # element operations the first forward asked of the library
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
+        self.alt_overrides: list[dict[str, Any]] = []
         self.shipped: list[torch.Tensor] = []  # alive until the reference worker has read them
         self._between_trials: Callable[[], Any] = no_pause
         self.slabs: list[torch.Tensor] = []
@@ -181,8 +184,9 @@ class KernelRole:
         self.policy = LibraryPolicy.from_dict(request.policy)
         task_path = Path(request.task_path)
         self.main = self._variant(task_path, request.overrides, "kernelarena_task")
+        self.alt_overrides = list(request.alt_overrides)
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
-                     for i, o in enumerate(request.alt_overrides)]
+                     for i, o in enumerate(self.alt_overrides)]
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -190,6 +194,8 @@ class KernelRole:
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
         # judge reads back from outside this process once the kernel has run (scorer/checks/native_audit.py).
         self.fingerprint = native_audit.timer_fingerprint()
+        # Triton's CPU interpreter computes bf16 on raw bits; honest bf16 kernels need real bf16 maths.
+        interpreter_bf16.install()
         return {"ok": True, "timers": self.fingerprint}, None
 
     def _sync(self) -> None:
@@ -264,18 +270,20 @@ class KernelRole:
         """The first forward also takes the ghost-kernel census (and, on CUDA, a profile)."""
         assert self.model is not None and self.census is not None
         self.census.reset()
-        device_kernels: list[str] | None = None
+        device_times: dict[str, float] | None = None
 
         def profiled(fn: Callable[[], Any]) -> Any:
-            nonlocal device_kernels
-            out, device_kernels = profile_device_kernels(fn)
+            nonlocal device_times
+            out, device_times = profile_device_time(fn)
             return out
 
-        use_profiler = self.device.type == "cuda" and bool(self.census.cuda_names)
+        # On a GPU the profile also measures how much of forward's device time the solution's own
+        # kernels took (the library-call rule, scorer/checks/work.py).
+        use_profiler = self.device.type == "cuda"
         # Library compute reached through names no static rule can fold (getattr with a computed
         # name, eval) still passes through torch's function dispatch on the first call.
         assert self.guard is not None
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
 
         def watched(fn: Callable[[], Any]) -> Any:
             with monitor:
@@ -284,8 +292,11 @@ class KernelRole:
         record = self._call(self.model, args, specs, "seed-0", watched)
         stop_counting()
         if record.error is None:
-            record.findings += ghost_findings(self.census, device_kernels if use_profiler else None)
-            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)))
+            device_kernels = sorted(device_times) if device_times is not None else None
+            record.findings += ghost_findings(self.census, device_kernels)
+            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                                self.census.triton_names + self.census.cuda_names)
+            self.first_library_work = monitor.library_work
         return record
 
     def correctness(self, request: KernelCorrectness, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -360,7 +371,28 @@ class KernelRole:
             return CallRecord(f"alt-{j}", error="ModelNew(*init_inputs) failed for an alternative shape:\n"
                               + traceback.format_exc())
         args = self._inputs(variant, alt["seed"])
-        return self._call(model, args, _specs(alt["output_specs"]), f"alt-{j}")
+        specs = _specs(alt["output_specs"])
+        # A kernel that hands unseen shapes to the library shows it only here: the share is
+        # measured on this call too (on a GPU by its profile).
+        assert self.guard is not None and self.census is not None
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
+        device_times: dict[str, float] | None = None
+
+        def watched(fn: Callable[[], Any]) -> Any:
+            nonlocal device_times
+            with monitor:
+                if self.device.type != "cuda":
+                    return fn()
+                out, device_times = profile_device_time(fn)
+                return out
+
+        record = self._call(model, args, specs, f"alt-{j}", watched)
+        if record.error is None:
+            record.findings += [
+                Finding(f.pattern, f"at the alternative shape {self.alt_overrides[j]}: {f.evidence}", f.severity)
+                for f in monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                          self.census.triton_names + self.census.cuda_names)]
+        return record
 
     def time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
@@ -371,7 +403,8 @@ class KernelRole:
         # Every timed call runs under the library-call monitor (the first forward ran under it too):
         # a kernel that computes honestly only on the calls it can tell are watched has no unwatched
         # timed call left to fall back on.
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy)
+        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy,
+                                                     bool(self.census and self.census.cuda_names))
         watched_elements: list[int] = []
         main = self.main
         current: list[Any] = []
@@ -412,7 +445,8 @@ class KernelRole:
             run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watched)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
-                     for f in monitor.findings(sum(watched_elements))]
+                     for f in monitor.findings(sum(watched_elements),
+                                               judged_library_work=self.first_library_work * len(watched_elements))]
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))

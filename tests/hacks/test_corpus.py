@@ -68,7 +68,7 @@ def test_clean_kernel_static_silent(entry) -> None:
 
 @pytest.mark.parametrize("entry", [pytest.param(e, id=e.name) for e in ATTACKS if e.gpu_only
                                    and "static" in get_pattern(e.pattern).checks
-                                   and e.pattern in ("stream-injection",)])
+                                   and e.pattern in ("stream-injection", "cache-residency")])
 def test_gpu_only_attacks_static_part_on_cpu(entry) -> None:
     findings = analyze_source(entry.path.read_text(), str(entry.path), suite_for(entry).policy)
     assert entry.pattern in {f.pattern for f in findings}

@@ -302,6 +302,40 @@ _MONITORED = '''
 import functools, operator
 import torch
 import torch.nn.functional as F
+import triton
+import triton.language as tl
+@triton.jit
+def _swish(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(y_ptr + offs, x / (1.0 + tl.exp(-x)), mask=m)
+@triton.jit
+def _gather_rows(x_ptr, rows_ptr, y_ptr, D: tl.constexpr):
+    r = tl.program_id(0)
+    src = tl.load(rows_ptr + r)
+    d = tl.arange(0, D)
+    v = tl.load(x_ptr + src * D + d)
+    tl.store(y_ptr + r * D + d, v * 2.0 + 1.0)
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m, other=0.0), mask=m)
+def _launch(kernel, x):
+    y = torch.empty_like(x)
+    kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+def hybrid_bias(x, bias):
+    return _launch(_swish, x) + bias  # the kernel does the maths, torch a bias add
+def row_ids_for_triton(x, counts):
+    rows = torch.repeat_interleave(torch.arange(counts.numel()), counts)  # index glue
+    y = torch.empty(rows.numel(), x.shape[1])
+    _gather_rows[(rows.numel(),)](x, rows, y, D=x.shape[1])
+    return y
+def decoy_copy_then_torch(x):
+    s = _launch(_copy, x)
+    return s * torch.sigmoid(s)
 NAME = "diomgis"
 def computed_getattr(x):
     return getattr(x, NAME[::-1])()
@@ -327,6 +361,12 @@ def row_offsets(x):
 def index_mask(x):
     pos = torch.arange(x.shape[1])
     return (pos[:, None] >= pos[None, :]) & (pos[None, :] % 2 == 0)
+def glue_only(x):
+    y = torch.empty_like(x.contiguous()).reshape(-1)
+    z = y.view(x.shape)
+    return z.new_empty(z.shape), z.numel(), z.stride(), z[0], torch.cat([z, z]), z.t().contiguous()
+def row_offsets_int(x):
+    return torch.arange(x.shape[0]) * x.stride(0) + 1
 def glue(x):
     y = torch.empty_like(x.contiguous()).reshape(-1)
     z = y.view(x.shape) * 2 + 1 - x / 3
@@ -355,38 +395,76 @@ def test_monitor_sees_hidden_library_calls(monitored, name: str, op: str) -> Non
         getattr(module, name)(torch.randn(4, 8))
     (f,) = monitor.findings()
     assert f.pattern == "baseline-library-call" and op in f.evidence and "kernel.py:" in f.evidence
+    assert "0.0% of forward's work" in f.evidence and "threshold 50%" in f.evidence
 
 
-def test_monitor_ignores_glue_and_operators(monitored) -> None:
+def test_monitor_counts_no_work_for_glue(monitored) -> None:
     module, files = monitored
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
-        module.glue(torch.randn(4, 8))
-    assert monitor.findings() == []
+        module.glue_only(torch.randn(4, 8))
+        module.row_offsets_int(torch.randn(4, 8))
+        module.index_mask(torch.randn(64, 128))  # integer and boolean arithmetic as large as the data
+    assert monitor.work == {} and monitor.findings() == []
 
 
 @pytest.mark.parametrize("name", ["operators", "chunked_operators", "pairwise_row_sum"])
-def test_operator_arithmetic_over_the_data_is_a_library_call(monitored, name: str) -> None:
+def test_operator_arithmetic_is_library_work(monitored, name: str) -> None:
     module, files = monitored
     x = torch.randn(64, 128)
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
         getattr(module, name)(x)
+    assert sum(monitor.work.values()) >= x.numel() // 2
     (f,) = monitor.findings(data_elements=x.numel())
-    assert f.pattern == "baseline-library-call" and "operators" in f.evidence and "kernel.py:" in f.evidence
+    assert f.pattern == "baseline-library-call" and "kernel.py:" in f.evidence
 
 
-def test_operator_arithmetic_on_offsets_is_glue(monitored) -> None:
+def test_own_kernel_share_passes_honest_hybrids(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(16, 64)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.hybrid_bias(x, torch.randn(64))
+        module.row_ids_for_triton(x, torch.tensor([3, 0, 5, 8]))
+    share = monitor.work_share()
+    # swish is four operations an element in the kernel, the bias add one in torch; the row ids
+    # are integers (no work) and the gather kernel does two operations an element
+    assert share.own == 4 * x.numel() + 2 * 16 * 64 and share.library == x.numel()
+    assert share.share > 0.8 and monitor.findings() == []
+
+
+def test_decoy_kernel_does_no_work(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(16, 64)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.decoy_copy_then_torch(x)
+    assert monitor.work_share().own == 0  # a copy loads and stores, it computes nothing
+    (f,) = monitor.findings()
+    assert "0.0% of forward's work" in f.evidence and "sigmoid" in f.evidence
+
+
+def test_threshold_comes_from_the_suite_policy(monitored) -> None:
+    from scorer.tasks.suites import LibraryPolicy
+
+    module, files = monitored
+    x = torch.randn(16, 64)
+    strict = dc.LibraryCallMonitor(files, LibraryPolicy(own_work_share=0.9))
+    with strict:
+        module.hybrid_bias(x, torch.randn(64))
+    (f,) = strict.findings()
+    assert "80.0% of forward's work" in f.evidence and "threshold 90%" in f.evidence
+
+
+def test_block_scales_are_small_library_work(monitored) -> None:
     module, files = monitored
     x = torch.randn(64, 128)
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
-        module.row_offsets(x)
-        module.index_mask(x)  # integer and boolean arithmetic as large as the data
         module.block_scales(x)  # three operators on one scale per 16 values
-    # only the float arithmetic counts, and it is small next to the data
-    assert sum(monitor.arithmetic.values()) == 64 + 3 * x.numel() // 16
-    assert monitor.findings(data_elements=x.numel()) == []
+    # each operator does one operation per scale, N/16 of them
+    assert sum(monitor.work.values()) == 3 * x.numel() // 16
 
 
 def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
@@ -395,3 +473,21 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
     with monitor:
         torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
     assert monitor.findings() == []
+
+
+def test_scalar_outputs_are_not_constant_by_construction() -> None:
+    # a 0-d loss per input set: one element each, so "constant across its elements" means nothing
+    assert dc.constant_output_findings([torch.tensor(0.25), torch.tensor(0.75)]) == []
+    (f,) = dc.constant_output_findings([torch.tensor(0.5), torch.tensor(0.5)])
+    assert "identical outputs" in f.evidence
+
+
+def test_device_time_split_by_kernel_names() -> None:
+    from scorer.checks.work import device_work
+
+    times = {"_swish_kernel": 80.0, "void at::native::vectorized_elementwise_kernel<4, sigmoid>": 30.0,
+             "Memcpy DtoD (Device -> Device)": 50.0, "_k": 5.0, "triton_poi_fused_k_0": 10.0}
+    work = device_work(times, ["_swish_kernel", "_k"])
+    # own: exact identifiers only ("_k" is not inside "triton_poi_fused_k_0"); copies are glue
+    assert work.own == 85.0 and work.library == 40.0 and work.unit == "us of device time"
+    assert abs(work.share - 85.0 / 125.0) < 1e-9

@@ -140,7 +140,57 @@ SCENARIOS = {
         def run():
             return ctypes.string_at(id(run), 16)
     """,
+    # A library (outside kernel.py and the standard library) starting a thread of its own, as
+    # Triton's or torch's compile workers do: not the kernel's thread.
+    "library_thread": """
+        import fakelib
+        def run():
+            fakelib.start_worker()
+            fakelib.start_pool_worker()  # a standard-library target, started by the library
+    """,
+    # The same library running a function of kernel.py's on its thread: the kernel's thread.
+    "library_thread_kernel_target": """
+        import fakelib, time
+        def spin():
+            time.sleep(30)
+        def run():
+            fakelib.start_worker(spin)
+    """,
+    # A native thread whose start routine is in a shared object the kernel brought (as a
+    # load_inline extension's std::thread would be).
+    "extension_thread": """
+        import ctypes, os, time
+        def run():
+            ctypes.CDLL(os.environ["SPIN_SO"]).start_spinner()
+            time.sleep(0.2)
+    """,
+    # OpenMP/intra-op workers started by torch for a parallel op in the glue (last: they stay).
+    "runtime_pool": """
+        import torch
+        def run():
+            torch.set_num_threads(4)
+            torch.ones(1 << 22).add_(1.0)
+            a = torch.randn(256, 256, dtype=torch.bfloat16)
+            return (a @ a).float().sum()
+    """,
 }
+
+FAKELIB = """
+import threading, time
+def _idle():
+    time.sleep(30)
+def start_worker(target=None):
+    threading.Thread(target=target or _idle, name="lib-worker", daemon=True).start()
+def start_pool_worker():
+    threading.Thread(target=threading.Event().wait, name="lib-pool", daemon=True).start()
+"""
+
+SPIN_C = """
+#include <pthread.h>
+#include <unistd.h>
+static void* spin(void* arg) { for (;;) sleep(1); return arg; }
+void start_spinner(void) { pthread_t t; pthread_create(&t, 0, spin, 0); }
+"""
 
 DRIVER = r"""
 import importlib.util, json, sys
@@ -148,6 +198,7 @@ from pathlib import Path
 import torch
 import scorer.gpu.timing, scorer.checks.dynamic
 from scorer.checks.guard import RuntimeGuard
+import fakelib  # a library already imported, as torch and triton are, before the kernel is
 results = {}
 for path in sys.argv[1:]:
     guard = RuntimeGuard(Path(path))
@@ -169,6 +220,12 @@ print(json.dumps(results))
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("guard")
     tmpdir = tmp_path_factory.mktemp("guard-tmp")  # the worker's TMPDIR, outside the kernels' folders
+    lib = tmp_path_factory.mktemp("lib")  # outside the kernels' folder, which the guard denies
+    (lib / "fakelib.py").write_text(FAKELIB)
+    (base / "spin.c").write_text(SPIN_C)
+    spin_so = lib / "libspin.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(spin_so), str(base / "spin.c"), "-lpthread"],
+                   check=True, capture_output=True)
     paths = []
     for name, body in SCENARIOS.items():
         folder = base / name
@@ -176,7 +233,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
         (folder / "kernel.py").write_text(textwrap.dedent(body))
         paths.append(str(folder / "kernel.py"))
     proc = subprocess.run([sys.executable, "-c", DRIVER, *paths], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "TMPDIR": str(tmpdir)})
+                          timeout=300, cwd=REPO, env={"PYTHONPATH": f"{REPO}:{lib}", "PATH": "/usr/bin:/bin",
+                                                      "SPIN_SO": str(spin_so), "TMPDIR": str(tmpdir)})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -191,6 +249,13 @@ def test_honest_code_is_silent(results: dict) -> None:
     assert _found(results, "honest_custom_op") == [], "\n".join(f["evidence"] for f in _found(results, "honest_custom_op"))
 
 
+def test_runtime_threads_are_not_the_kernels(results: dict) -> None:
+    # Threads started by a library for itself and torch's OpenMP/BLAS workers (named like the
+    # process, so only their code tells them apart) are attributed to the runtime.
+    assert _found(results, "library_thread") == []
+    assert _found(results, "runtime_pool") == []
+
+
 @pytest.mark.parametrize("name,pattern,needle", [
     ("perf_counter", "timer-patching", "time.perf_counter"),
     ("manual_seed_shim", "timer-patching", "torch.manual_seed"),
@@ -201,7 +266,9 @@ def test_honest_code_is_silent(results: dict) -> None:
     ("inspect_stack", "harness-introspection", "sys._getframe"),
     ("gc_walk", "harness-introspection", "gc.get_objects"),
     ("thread_alive", "thread-injection", "sneaky"),
-    ("raw_native_thread", "thread-injection", "native thread"),
+    ("raw_native_thread", "thread-injection", "started outside `threading`"),
+    ("library_thread_kernel_target", "thread-injection", "lib-worker"),
+    ("extension_thread", "thread-injection", "code of libspin.so"),
     ("subprocess", "thread-injection", "subprocess.Popen"),
     ("open_scorer", "harness-introspection", "timing.py"),
     ("ctypes_peek", "harness-introspection", "ctypes.string_at"),
@@ -220,4 +287,4 @@ def test_audit_evidence_names_kernel_line(results: dict) -> None:
 
 
 def test_findings_are_reported_once(results: dict) -> None:
-    assert all(results[name]["again"] == [] for name in SCENARIOS if name != "raw_native_thread")
+    assert all(results[name]["again"] == [] for name in SCENARIOS)

@@ -24,7 +24,7 @@ def test_json_lists_every_pattern() -> None:
         assert set(r["checks"]) <= {"static", "dynamic"} and r["checks"]
         assert r["description"] and r["detection"]
     flags = {r["id"] for r in rows if r["severity"] == "flag"}
-    assert flags == {"impossible-speed", "degenerate-output"}
+    assert flags == {"impossible-speed", "degenerate-output", "rubric"}
 
 
 def test_table_and_single_pattern() -> None:
@@ -38,3 +38,13 @@ def test_unknown_id_is_a_user_error() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: no anti-hack pattern 'no-such-hack'")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_each_pattern_publishes_its_record() -> None:
+    rows = json.loads(_cli("--json").stdout)
+    for r in rows:
+        rec = r["record"]
+        assert rec["attacks_tried"] >= 2 and rec["attacks_caught"] <= rec["attacks_tried"], r["id"]
+        assert rec["clean_kernels"] >= 15 and rec["clean_false_positives"] == 0, r["id"]
+    table = _cli("input-sniffing").stdout
+    assert "attacks 2/2" in table and "FP clean 0/" in table

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from scorer.checks.catalog import PATTERN_IDS
-from scorer.checks.static import analyze_source
+from scorer.checks.static import analyze_source, forward_library_ops
 from scorer.tasks.suites import LibraryPolicy
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
@@ -36,6 +36,9 @@ LIBRARY_CALLS = {
     "computed getattr": _forward('name = "".join(reversed("lumtam"))\nreturn getattr(torch, name)(x, y)'),
     "matmul operator": _forward("return x @ y"),
     "tensor method": _forward("return x.sum(dim=-1, keepdim=True)"),
+    # An own attribute holding a tensor: its methods are still tensor methods.
+    "method of an own attribute": _forward("self.w = y\nreturn self.w.inner(x)"),
+    "bound method of a tensor": _forward("f = x.inner\nreturn f(y)"),
     # A device test the kernel controls does not make a branch dead on the GPU.
     "fallback behind a CPU tensor of its own": _forward("t = torch.empty(1)\nif not t.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
     "fallback after rebinding the input": _forward("x = x.cpu()\nif not x.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
@@ -140,20 +143,44 @@ __global__ void k() {}
 }
 
 
+def _library_ops(body: str, policy: LibraryPolicy = LibraryPolicy()) -> list[str]:
+    return forward_library_ops(HEADER + textwrap.dedent(body), "kernel.py", policy)
+
+
+# What static analysis still rejects by itself: compute the run-time monitor cannot measure
+# (numpy, C++ ATen/cuBLAS, compilers) and the task's reference. Torch ops are resolved the same
+# way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
+STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "aten op", "scaled_mm", "compile",
+                  "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
+                  "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp"}
+
+
 @pytest.mark.parametrize("name", sorted(LIBRARY_CALLS))
-def test_library_calls_rejected(name: str) -> None:
+def test_library_calls_resolved(name: str) -> None:
     findings = _findings(LIBRARY_CALLS[name])
-    assert "baseline-library-call" in {f.pattern for f in findings}, findings
-    hit = next(f for f in findings if f.pattern == "baseline-library-call")
-    assert "kernel.py:" in hit.evidence and hit.severity == "reject"
+    rejected = [f for f in findings if f.pattern == "baseline-library-call" and f.severity == "reject"]
+    if rejected:
+        assert "kernel.py:" in rejected[0].evidence
+    else:
+        # a torch op: found in forward-time code, judged by the measured share at run time
+        ops = _library_ops(LIBRARY_CALLS[name])
+        assert ops and all(op.startswith("kernel.py:") for op in ops), (findings, ops)
+    if name in STATIC_REJECTS:
+        assert rejected, findings
 
 
 def test_evidence_names_line_and_call() -> None:
-    findings = _findings(_forward("y = torch.empty_like(x)\nreturn torch.softmax(x, -1)"))
-    (f,) = [f for f in findings if f.pattern == "baseline-library-call"]
+    (op,) = _library_ops(_forward("y = torch.empty_like(x)\nreturn torch.softmax(x, -1)"))
     # HEADER is 4 lines, blank, class, def, empty_like, softmax -> line 9
-    assert f.evidence.startswith("kernel.py:9: torch.softmax"), f.evidence
-    assert "ModelNew.forward" in f.evidence
+    assert op.startswith("kernel.py:9: torch.softmax"), op
+    assert "ModelNew.forward" in op
+
+
+def test_torch_ops_are_not_static_findings() -> None:
+    # repeat_interleave building row ids, a hybrid's small torch part: the name alone decides nothing
+    src = _forward("rows = torch.repeat_interleave(torch.arange(4), 2)\nreturn torch.softmax(x, -1) + rows.sum()")
+    assert _patterns(src) == set()
+    assert len(_library_ops(src)) == 3
 
 
 INTEGRITY = {
@@ -245,7 +272,8 @@ def test_precision_downcast_is_a_flag() -> None:
 
 def test_policy_allow_and_deny() -> None:
     src = _forward("return torch.matmul(x, y)")
-    assert _patterns(src, policy=LibraryPolicy(allow=("torch.matmul",))) == set()
+    assert _library_ops(src, policy=LibraryPolicy(allow=("torch.matmul",))) == []
+    assert _patterns(src, policy=LibraryPolicy(deny=("torch.matmul",))) == {"baseline-library-call"}
     glue = _forward("return torch.cat([x, y])")
     assert _patterns(glue) == set()
     assert _patterns(glue, policy=LibraryPolicy(deny=("torch.cat",))) == {"baseline-library-call"}
@@ -386,6 +414,25 @@ class ModelNew(nn.Module):
         n = math.prod(x.shape)
         return torch.zeros(n, device=x.device, dtype=x.dtype).view_as(x)
 """,
+    # Attributes of the solution's own objects are resolved by what they are: an int named
+    # `inner`, a method named `max`, a buffer named `mean` are not Tensor.inner/max/mean.
+    "own attributes named like tensor methods": """
+class ModelNew(nn.Module):
+    block = 128
+    def __init__(self, inner, outer):
+        super().__init__()
+        self.inner = inner
+        self.outer: int = outer
+        setattr(self, "cumsum", 0)
+        self.register_buffer("mean", torch.zeros(inner))
+    def max(self, a, b):
+        return a if a > b else b
+    def forward(self, x):
+        rows = self.max(self.inner, self.outer) * self.block + self.cumsum
+        out = torch.empty(rows, device=x.device)
+        fn = self.inner
+        return out
+""",
 }
 
 
@@ -403,3 +450,55 @@ def test_every_emitted_pattern_is_a_catalog_id() -> None:
     emitted = {f.pattern for src in list(LIBRARY_CALLS.values()) + [s for v in INTEGRITY.values() for s in v]
                for f in _findings(src)}
     assert emitted <= PATTERN_IDS
+
+
+@pytest.mark.parametrize("body", [
+    "if x.abs().max() < 8:\n    return x\nreturn x * 2",
+    "small = torch.std(x) < 1.5\nreturn x if small else x * 2",
+    "s = float(x.mean())\nok = abs(s) < 0.1\nwhile ok:\n    return x\nreturn x",
+])
+def test_branch_on_input_statistics_is_sniffing(body: str) -> None:
+    assert "input-sniffing" in _patterns(_forward(body))
+
+
+@pytest.mark.parametrize("body", [
+    "if not torch.isfinite(x).all():\n    raise ValueError('non-finite input')\nreturn x",  # validation
+    "if x.shape[-1] > 1024:\n    return x\nreturn x * 2",  # shapes are not values
+    "m = x.abs().amax(dim=-1)\nreturn x / m[:, None]",  # statistics used as data, not to branch
+])
+def test_honest_data_handling_is_not_sniffing(body: str) -> None:
+    assert "input-sniffing" not in _patterns(_forward(body))
+
+
+@pytest.mark.parametrize("snippet", [
+    'SRC = r"""cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &a);"""',
+    'SRC = "cudaDeviceSetLimit(" + "cudaLimitPersistingL2CacheSize, 1 << 20);"',
+    'ASM = "prefetch.global.L2 [%0];"',
+    "from cuda import cudart\ncudart.cudaMemPrefetchAsync(0, 0, 0, 0)",
+])
+def test_cache_residency_names(snippet: str) -> None:
+    assert "cache-residency" in _patterns(snippet + "\n" + _forward("return x"))
+
+
+def test_triton_eviction_hint_is_not_residency() -> None:
+    # an in-kernel eviction hint is common in honest kernels; it does not survive a flush by itself
+    src = _forward("return x") + "\n@triton.jit\ndef k(p):\n    tl.load(p, eviction_policy='evict_last')\n"
+    assert "cache-residency" not in _patterns(src)
+
+
+def test_half_precision_arms_of_a_dtype_dispatch_are_not_flagged() -> None:
+    src = _forward("return x") + '''
+@triton.jit
+def k(x_ptr, y_ptr, DTYPE: tl.constexpr):
+    v = tl.load(x_ptr)
+    if DTYPE == 0:
+        tl.store(y_ptr, v)
+    elif DTYPE == 1:
+        tl.store(y_ptr, v.to(tl.float16))
+    else:
+        tl.store(y_ptr, v.to(tl.bfloat16))
+'''
+    assert [f for f in _findings(src) if f.pattern == "precision-downgrade"] == []
+    # every arm half precision: no float32 path, still flagged
+    always = src.replace("tl.store(y_ptr, v)\n", "tl.store(y_ptr, v.to(tl.float16))\n")
+    assert [f for f in _findings(always) if f.pattern == "precision-downgrade"]

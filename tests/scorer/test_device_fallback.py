@@ -18,4 +18,4 @@ def test_fallback_that_runs_on_cpu_is_reported_by_the_monitor(demo: Suite) -> No
     assert score.verdict == "hack_detected"
     assert "baseline-library-call" in hack_patterns(score)
     ran = [h["evidence"] for h in score.hacks if h["pattern"] == "baseline-library-call"]
-    assert any("ran inside forward" in e and "torch.sigmoid" in e for e in ran), ran
+    assert any("of forward's work" in e and "torch.sigmoid" in e for e in ran), ran

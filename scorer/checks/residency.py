@@ -1,0 +1,75 @@
+"""GPU-side check that nothing keeps data resident in L2 across timed calls.
+
+The timer flushes L2 between timed calls by writing a buffer larger than the cache. Lines under a
+persisting access policy window survive that flush (they are evicted last, up to the persisting
+carve-out), so a kernel that sets a window over its inputs reads them from L2 on every timed call.
+After each phase the kernel worker reads back, through the CUDA runtime torch already loaded, the
+device's persisting-L2 limit and the access policy window of the current and default streams;
+any persisting setting is `cache-residency`. On CPU runs, or where the runtime's entry points
+cannot be found, nothing is checked (the static scan still is).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any
+
+from scorer.checks.catalog import Finding
+
+_CUDA_LIMIT_PERSISTING_L2 = 0x06
+_STREAM_ATTR_ACCESS_POLICY_WINDOW = 1
+_ACCESS_PROPERTY_PERSISTING = 2
+
+
+def _runtime() -> Any | None:
+    """The libcudart that torch loaded into this process (found in /proc/self/maps)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            paths = {line.split(None, 5)[5].strip() for line in fh if "libcudart" in line and len(line.split(None, 5)) > 5}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+            lib.cudaDeviceGetLimit.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int]
+            lib.cudaStreamGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def residency_findings(phase: str) -> list[Finding]:
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return []
+    except Exception:
+        return []
+    lib = _runtime()
+    if lib is None:
+        return []
+    found: list[Finding] = []
+    limit = ctypes.c_size_t(0)
+    if lib.cudaDeviceGetLimit(ctypes.byref(limit), _CUDA_LIMIT_PERSISTING_L2) == 0 and limit.value > 0:
+        found.append(Finding("cache-residency", f"the device's persisting-L2 carve-out was {limit.value} bytes after "
+                                                f"{phase} (cudaLimitPersistingL2CacheSize; the scorer leaves it at 0)"))
+    streams = {"default stream": 0}
+    try:
+        streams["current stream"] = int(torch.cuda.current_stream().cuda_stream)
+    except Exception:
+        pass
+    for label, handle in streams.items():
+        # cudaStreamAttrValue: accessPolicyWindow {void* base_ptr; size_t num_bytes; float hitRatio;
+        # int hitProp; int missProp} first; the union is at most 64 bytes.
+        value = (ctypes.c_ubyte * 64)()
+        if lib.cudaStreamGetAttribute(ctypes.c_void_p(handle), _STREAM_ATTR_ACCESS_POLICY_WINDOW, value) != 0:
+            continue
+        raw = bytes(value)
+        num_bytes = int.from_bytes(raw[8:16], "little")
+        hit_prop = int.from_bytes(raw[20:24], "little")
+        if num_bytes and hit_prop == _ACCESS_PROPERTY_PERSISTING:
+            found.append(Finding("cache-residency", f"the {label} carried a persisting L2 access policy window of "
+                                                    f"{num_bytes} bytes after {phase} (cudaStreamSetAttribute)"))
+    return found

@@ -1,0 +1,179 @@
+"""Integrity patterns judged everywhere in the file: threads, patching, introspection, streams."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from scorer.checks.static.astutil import (
+    _Func, _flatten_targets, _fold_str, _walk_own,
+)
+from scorer.checks.static.rules import (
+    _FILE_METHODS, _INTROSPECTION_ATTRS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
+    _INTROSPECTION_IMPORT_OK, _INTROSPECTION_MODULES, _MODE_STACK_SWITCHES, _PATCH_OK_PREFIXES,
+    _STREAM_JOINS, _STREAM_JOIN_METHODS, _STREAM_SWITCHES, _SYS_MODULES, _THREAD_CALLS,
+    _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _TIMER_TARGETS,
+)
+
+
+class IntegrityScan:
+    """thread-injection, timer-patching, harness-introspection, stream-injection (mixed into the analyzer)."""
+
+    # --- integrity: threads, patching, introspection ------------------------------------------------
+
+    def scan_integrity(self) -> None:
+        for sub in ast.walk(self.tree):
+            switch = (sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name)
+                      else sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None)
+            if switch in _MODE_STACK_SWITCHES:
+                self.add("harness-introspection", sub, str(switch),
+                         "switches off or edits torch's function-mode stack, where the library-call monitor runs")
+                continue
+            if isinstance(sub, ast.Import):
+                for a in sub.names:
+                    self.judge_import(sub, a.name)
+            elif isinstance(sub, ast.ImportFrom):
+                if sub.level:
+                    self.add("harness-introspection", sub, f"from {'.' * sub.level}{sub.module or ''} import …",
+                             "relative import reaches the scorer's or task's package")
+                elif sub.module:
+                    self.judge_import(sub, sub.module)
+            elif isinstance(sub, ast.Call):
+                self.judge_call(sub)
+            elif isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = sub.targets if isinstance(sub, (ast.Assign, ast.Delete)) else [sub.target]
+                for target in targets:
+                    for t in _flatten_targets(target):
+                        self.judge_patch_target(t)
+            elif isinstance(sub, ast.Attribute) and sub.attr in _INTROSPECTION_ATTRS:
+                # obj.__dict__ on the kernel's own objects is ordinary Python; on a module it is a
+                # back door around attribute patching checks.
+                if sub.attr == "__dict__" and self.resolve(sub.value) is None:
+                    continue
+                self.add("harness-introspection", sub, f".{sub.attr}",
+                         "reaches frames, globals or class internals of code that is not the kernel")
+            elif isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load) \
+                    and self.resolve(sub) in (_SYS_MODULES, "sys._getframe", "sys._current_frames"):
+                self.add("harness-introspection", sub, str(self.resolve(sub)),
+                         "walks the interpreter's modules or frames (the scorer, the task)")
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                if re.search(r"/proc/(self|\d+|thread-self)|/dev/(fd|mem)|\bscorer[/.](?:worker|judge|timing)", sub.value):
+                    self.add("harness-introspection", sub, repr(sub.value[:60]),
+                             "names process internals or the scorer's files")
+            elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__"):
+                self.add("harness-introspection", sub, sub.id, "reaches the interpreter's module machinery")
+
+    def judge_import(self, node: ast.AST, module: str) -> None:
+        top = module.split(".")[0]
+        if any(module == m or module.startswith(m + ".") for m in _THREAD_MODULES):
+            self.add("thread-injection", node, f"import {module}",
+                     "threads/processes can do work outside the timed region")
+            return
+        if module in ("os.fork", "os.system", "os.popen") or module.startswith(("os.exec", "os.spawn")):
+            self.add("thread-injection", node, f"import {module}", "spawns processes")
+            return
+        if top in _INTROSPECTION_MODULES and top not in _INTROSPECTION_IMPORT_OK:
+            if top in ("ctypes", "_ctypes"):
+                self.add("harness-introspection", node, f"import {module}",
+                         "ctypes gives raw memory and native-library access (use load_inline for native code)")
+            else:
+                self.add("harness-introspection", node, f"import {module}",
+                         "this module exists to inspect or reach the harness")
+            return
+
+    def judge_call(self, call: ast.Call) -> None:
+        name = self.resolve(call.func)
+        raw = call.func.id if isinstance(call.func, ast.Name) else None
+        if name:
+            if name in _THREAD_CALLS or name.startswith(_THREAD_CALL_PREFIXES):
+                self.add("thread-injection", call, f"{name}()", "runs work concurrently or in another process")
+                return
+            if name in _INTROSPECTION_CALLS:
+                self.add("harness-introspection", call, f"{name}()",
+                         "reads frames, file descriptors or files outside the kernel")
+                return
+            if name.startswith(("ctypes.", "_ctypes.")):
+                lib = " ".join(_fold_str(a) or "" for a in call.args)
+                pattern = "baseline-library-call" if re.search(r"cublas|cudnn|rocblas|miopen|hipblas", lib) else "harness-introspection"
+                self.add(pattern, call, f"{name}({lib!r})" if lib else f"{name}()",
+                         "native library/memory access through ctypes")
+                return
+        if (raw == "__import__" or name == "importlib.import_module") and call.args:
+            target = _fold_str(call.args[0])
+            if target:
+                self.judge_import(call, target)
+        if raw in _INTROSPECTION_BUILTINS and raw not in self.mod.aliases and not self.locally_defined(raw):
+            self.add("harness-introspection", call, f"{raw}()",
+                     "reads files or runs code hidden from static analysis")
+            return
+        if raw in ("setattr", "delattr") or name in ("object.__setattr__", "type.__setattr__", "builtins.setattr"):
+            target = call.args[0] if call.args else None
+            tname = self.resolve(target) if target is not None else None
+            if tname and not tname.startswith(_PATCH_OK_PREFIXES):
+                attr = _fold_str(call.args[1]) if len(call.args) > 1 else None
+                self.add("timer-patching", call, f"{raw or name}({tname}, {attr or '…'!s})",
+                         "monkeypatches a module the scorer or the reference relies on")
+            return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("__setattr__", "__delattr__"):
+            # `time.__setattr__("perf_counter", f)`: the bound spelling of setattr(time, ...)
+            tname = self.resolve(call.func.value)
+            if tname and not tname.startswith(_PATCH_OK_PREFIXES):
+                attr = _fold_str(call.args[0]) if call.args else None
+                self.add("timer-patching", call, f"{tname}.{call.func.attr}({attr or '…'!s})",
+                         "monkeypatches a module the scorer or the reference relies on")
+                return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _FILE_METHODS and name is None:
+            self.add("harness-introspection", call, f".{call.func.attr}()", "reads or writes files")
+            return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _THREAD_METHODS:
+            self.add("thread-injection", call, f".{call.func.attr}()", "runs work on an executor thread")
+            return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("update", "__setitem__", "setdefault") \
+                and isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "__dict__":
+            base = self.resolve(call.func.value.value)
+            if base:
+                self.add("timer-patching", call, f"{base}.__dict__.{call.func.attr}()", "monkeypatches a module")
+
+    def locally_defined(self, name: str) -> bool:
+        return any(f.name == name for f in self.mod.funcs) or name in self.mod.classes
+
+    def judge_patch_target(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Attribute):
+            name = self.resolve(target)
+            if name and name.startswith(_TIMER_TARGETS) and not name.startswith(_PATCH_OK_PREFIXES):
+                self.add("timer-patching", target, f"{name} = …",
+                         "replaces a library/timer attribute the scorer or the reference uses")
+        elif isinstance(target, ast.Subscript):
+            base = target.value
+            if isinstance(base, ast.Attribute) and base.attr == "__dict__":
+                name = self.resolve(base.value)
+                if name:
+                    self.add("timer-patching", target, f"{name}.__dict__[…] = …", "monkeypatches a module")
+            elif isinstance(base, ast.Name) and base.id == "__builtins__":
+                self.add("timer-patching", target, "__builtins__[…] = …", "monkeypatches builtins")
+            elif self.resolve(base) == _SYS_MODULES:
+                self.add("harness-introspection", target, "sys.modules[…] = …", "replaces a loaded module")
+
+    # --- streams ---------------------------------------------------------------------------------
+
+    def scan_streams(self, funcs: list[_Func]) -> None:
+        """Launching on another stream is fine when forward-time code joins it back (wait_stream,
+        wait_event, a synchronize); without any join the caller's stream, and a timer recording
+        events on it, does not see the work."""
+        switches: list[tuple[ast.AST, str]] = []
+        joined = False
+        for fn in funcs:
+            for sub in _walk_own(fn.node):
+                if not isinstance(sub, ast.Call):
+                    continue
+                name = self.resolve(sub.func) or ""
+                method = sub.func.attr if isinstance(sub.func, ast.Attribute) else ""
+                if name in _STREAM_SWITCHES:
+                    switches.append((sub, name))
+                if name in _STREAM_JOINS or method in _STREAM_JOIN_METHODS:
+                    joined = True
+        if switches and not joined:
+            for node, name in switches:
+                self.add("stream-injection", node, f"{name}(...)",
+                         "work goes to another stream and no forward-time code joins it back "
+                         "(wait_stream / wait_event / synchronize)")
