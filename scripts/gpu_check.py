@@ -12,7 +12,8 @@ Parts (run all by default, or pick with --parts):
   full      benchmarks/full_size.py: published-size KernelBench-format problems, time, memory, disk
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
   launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
-  start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server
+  start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server, walled or not
+  real      tests/hacks/real/score_real.py: the real-model corpus (materialize it first; carry its folders)
   busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
             and beside it with exclusive timing (the agent frozen while a judge times)
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
@@ -249,6 +250,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "kernel_spread": timing.get("kernel_spread"), "floor_ms": floor_ms,
             "roofline_share": floor_ms / kernel_ms if floor_ms and kernel_ms else None,
             "hacks": score.get("hacks", []), "flags": score.get("flags", []),
+            "isolation": (score.get("isolation") or {}).get("missing", ["not recorded"]),
             "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
             "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
             "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
@@ -273,6 +275,9 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     for suite in suites:
         suite_rows = sorted(rows[suite.name], key=lambda r: r["task"])
         summary = summarize([KernelResult(r["task"], r["verdict"], r["speedup"]) for r in suite_rows])
+        walled = sum(1 for r in suite_rows if not r["isolation"])
+        lines.append(f"suite {suite.name}: kernel worker fully walled in {walled} of {len(suite_rows)} scorings "
+                     f"(missing: {sorted({m for r in suite_rows for m in r['isolation']}) or 'none'})")
         lines.append(f"suite {suite.name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s | "
                      "judge bound / median (kernel, baseline) | overhead s")
         for r in suite_rows:
@@ -350,7 +355,8 @@ def part_stability(out: Path, device: str, budget: Budget) -> list[str]:
     return [f"timing stability (exit {rc}):"] + ["  " + line for line in body[-24:]]
 
 
-PYTEST_FILES = "tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_process.py,tests/hacks/test_dynamic_checks.py"
+PYTEST_FILES = ("tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_process.py,tests/hacks/test_dynamic_checks.py,"
+                "tests/scorer/test_wall.py,tests/scorer/test_contention.py")
 
 
 def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> list[str]:
@@ -480,6 +486,11 @@ def main() -> None:
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget)
             elif part == "busy":
                 lines = part_busy(args.out, args.device, budget, args.busy_tasks)
+            elif part == "real":
+                rc, text = _subprocess([sys.executable, str(ROOT / "tests/hacks/real/score_real.py"), "--device",
+                                        args.device, "--out", str(args.out / "real")], args.out / "real.log", budget)
+                lines = [f"real corpus (tests/hacks/real/score_real.py, exit {rc}):"] + [
+                    "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()[-14:]]
             elif part == "start":
                 lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
             else:
