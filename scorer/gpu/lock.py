@@ -52,22 +52,44 @@ def device_lock_key(device: Any) -> str | None:
 def lock_dir() -> Path:
     """Where this process's locks live. Workers get the judge's as LOCK_DIR_ENV (scorer.workers.process):
     their own temp dir is private, and a lock taken there excluded nobody."""
-    return Path(os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir())
+    # A folder of their own (not the bare temp folder): a walled kernel worker sees this folder
+    # and nothing else of the judge's temp folder (scorer/workers/wall.py).
+    return Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "kernelarena-locks")
+
+
+def made_lock_dir() -> Path:
+    """lock_dir(), created where missing (before a walled worker starts: it cannot create it)."""
+    base = lock_dir()
+    if not base.is_dir():
+        base.mkdir(parents=True, exist_ok=True)
+        try:
+            os.chmod(base, 0o1777)  # shared, like /tmp, by judges of every uid on the host
+        except PermissionError:
+            pass
+    return base
 
 
 def lock_path(gpu_key: str) -> Path:
-    base = lock_dir()
-    base.mkdir(parents=True, exist_ok=True)
+    base = made_lock_dir()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", gpu_key) or "gpu"
     return base / f"kernelarena-{safe}.lock"
 
 
+def ensure_lock_files(gpu_key: str) -> None:
+    """Creates a device's lock files ahead of a walled kernel worker, which sees the lock folder
+    read-only and so cannot create them itself."""
+    path = lock_path(gpu_key)
+    for p in (path, path.with_suffix(".timers")):
+        _open_lock(p).close()
+
+
 def _open_lock(path: Path) -> Any:
-    """A lock file's handle. A walled kernel worker runs under a uid of its own: it may take the
-    lock (flock needs only a read handle) but cannot write, truncate or replace the judge's file."""
+    """A lock file's handle. A walled kernel worker sees the lock folder read-only (and may run
+    under a uid of its own): it may take the lock (flock needs only a read handle) but cannot
+    write, truncate or replace the judge's file."""
     try:
         return open(path, "a+")
-    except PermissionError:
+    except OSError:
         return open(path)
 
 

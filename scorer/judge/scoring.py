@@ -35,7 +35,7 @@ from scorer.errors import ScorerUserError
 from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, freeze
-from scorer.gpu.lock import hold_gpu, waited_s
+from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.judge.clock import BatchClock, clock_findings
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
@@ -285,6 +285,8 @@ class Judge:
         score.environment = dict(prepared.environment)
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         self._check_wall(worker, score)
+        if ref.gpu_key():
+            ensure_lock_files(ref.gpu_key())
         if self.after_start is not None:
             self.after_start()
         baseline: tuple[TimingFigures, BatchClock] | None = None
@@ -375,7 +377,12 @@ class Judge:
 
     def _setup(self, worker: WorkerProcess, ref: ReferenceService) -> None:
         plan = ref.plan
-        setup = KernelSetup(task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
+        # A copy in the worker's own folder: behind its wall the kernel worker sees no other folder
+        # of the judge's temp space, where a suite may live (KernelBench tasks are single files).
+        task_copy = worker.dirs.workdir / "task" / Path(self.task.path).name
+        task_copy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(self.task.path, task_copy)
+        setup = KernelSetup(task_path=str(task_copy), device=str(self.device), overrides=self.overrides,
                             alt_overrides=[a["overrides"] for a in plan.alt_shapes], init_seed=plan.init_seed,
                             policy=self.suite.policy.to_dict())
         reply = self._ask(worker, "kernel_setup", setup, None, self.options.load_s)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scorer.workers import forkserver, wall
-from scorer.gpu.lock import LOCK_DIR_ENV, lock_dir
+from scorer.gpu.lock import LOCK_DIR_ENV, made_lock_dir
 from scorer.checks.poison import perturb_environment
 from scorer.workers.protocol import (STEP_KEY, ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame,
                                      send_frame, set_nonblocking)
@@ -63,7 +63,7 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
         TRITON_CACHE_DIR=str(dirs.workdir / "triton_cache"),
         TMPDIR=str(dirs.workdir / "tmp"),
         # Computed before TMPDIR changes: the worker's GPU locks must be the judge's.
-        **{LOCK_DIR_ENV: str(lock_dir())},
+        **{LOCK_DIR_ENV: str(made_lock_dir())},
         PYTHONPATH=os.pathsep.join([str(SCORER_ROOT)] + [p for p in [env.get("PYTHONPATH", "")] if p]),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONFAULTHANDLER="1",

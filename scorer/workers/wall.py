@@ -41,7 +41,7 @@ from typing import Any
 ENV_SWITCH = "KERNELARENA_WALL"  # "0" turns the wall off (a host where it breaks the device)
 READ_ONLY_ENV = "KERNELARENA_READ_ONLY"  # the folders the judge asks to be remounted read-only
 HIDE_ENV = "KERNELARENA_HIDE"  # the judge's temp folder, covered by an empty one inside the wall
-LOCK_GLOB = "kernelarena-*"  # the GPU lock files, kept visible (read-only) where they sit in it
+LOCK_GLOB = "kernelarena-*.*"  # GPU lock files, where the lock folder is the temp folder itself
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
@@ -185,23 +185,29 @@ def _hide(folder: str, workdir: Path, lock_dir: str) -> str:
     if not own.startswith(folder.rstrip(os.sep) + os.sep):
         return f"not hidden: the worker's folder {own} is not inside {folder}"
     keep = os.open(own, _O_PATH | os.O_DIRECTORY)
-    locks = []
-    if os.path.realpath(lock_dir).startswith(folder.rstrip(os.sep) + os.sep) or os.path.realpath(lock_dir) == folder:
-        for path in Path(lock_dir).glob(LOCK_GLOB):
-            if path.is_file():
-                locks.append((str(path), os.open(path, _O_PATH)))
+    locks = os.path.realpath(lock_dir)
+    # The lock folder, read-only: its own folder inside the hidden one, else (a lock folder that is
+    # the temp folder itself) only the lock files there now.
+    bound: list[tuple[str, int, bool]] = []
+    if locks.startswith(folder.rstrip(os.sep) + os.sep) and os.path.isdir(locks):
+        bound.append((locks, os.open(locks, _O_PATH | os.O_DIRECTORY), True))
+    elif locks == folder:
+        bound += [(str(p), os.open(p, _O_PATH), False) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
     try:
         _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV)
         os.chmod(folder, 0o1777)
         os.makedirs(own, exist_ok=True)
         _mount(f"/proc/self/fd/{keep}", own, None, _MS_BIND | _MS_REC)
-        for path, fd in locks:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            open(path, "a").close()
+        for path, fd, is_dir in bound:
+            if is_dir:
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "a").close()
             _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND)
-            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
+            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
     finally:
-        for fd in [keep] + [fd for _, fd in locks]:
+        for fd in [keep] + [fd for _, fd, _ in bound]:
             os.close(fd)
     os.chdir(own)
     return folder

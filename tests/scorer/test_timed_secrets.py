@@ -5,6 +5,7 @@ the repetition it is running, never the seeds to come, so it has nothing to comp
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,10 @@ def test_a_kernel_reading_its_workers_frames_finds_no_seed_of_a_repetition_to_co
     # As if the kernel evaded every detector (the static scan and the guard see this one): the
     # judge records no finding, so the kernel reaches the timed loop, which is what is tested.
     monkeypatch.setattr(Judge, "_record", lambda self, score, findings: None)
-    dump = tmp_path / "found.jsonl"
+    # /dev/shm: the one folder outside its own that a walled kernel can write (scorer/workers/wall.py).
+    dump = Path("/dev/shm") / f"kernelarena-found-{os.getpid()}.jsonl"
+    dump.unlink(missing_ok=True)
+    request_cleanup = dump.unlink
     kernel = tmp_path / "kernel.py"
     kernel.write_text(_FRAME_READER.format(dump=str(dump)))
     options = fast_options(repetitions=6, warmup=2, seeds=2)
@@ -85,11 +89,12 @@ def test_a_kernel_reading_its_workers_frames_finds_no_seed_of_a_repetition_to_co
     judge.reference = ref
     try:
         score = judge.run()
+        calls = [set(json.loads(line)) for line in dump.read_text().splitlines()]
     finally:
         ref.close()
+        request_cleanup(missing_ok=True)
     assert score.verdict == "passed" and score.timing is not None, score.error
     rep_seeds = ref.plan.rep_seeds
-    calls = [set(json.loads(line)) for line in dump.read_text().splitlines()]
     # The calls of the time stage: warm-up (2) and the repetitions (6), between correctness and the batch.
     visible = [len(found & set(rep_seeds)) for found in calls]
     assert max(visible) <= 1, f"rep seeds visible per call: {visible}"
