@@ -31,7 +31,8 @@ MAY_IMPORT = {
     "orchestrator": set(OURS),
 }
 # The scorer runs inside any CUDA or ROCm PyTorch image with nothing added.
-SCORER_THIRD_PARTY = {"torch", "triton"}
+# numpy comes with every PyTorch image (and Triton's CPU interpreter computes with it).
+SCORER_THIRD_PARTY = {"torch", "triton", "numpy"}
 # Optional, imported inside try/except ImportError, and what is lost without them is recorded:
 # the wall's seccomp filter (score.json `isolation`) and NVML's view of foreign GPU work.
 SCORER_OPTIONAL = {"pyseccomp", "pynvml"}
