@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kernelarena.errors import UserError
+from orchestrator.leaderboard import CPU_NOTE, SUMMARY_COLUMNS, column_help, method_note
 from orchestrator.sweep import STAGING_DIR
 from orchestrator.trial_files import TRANSCRIPT_FILE
 from orchestrator.web.catalog import Catalog, NotFound
@@ -77,7 +78,9 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
             if t.suite == suite:
                 counts[t.state] += 1
         return _json({"sweep": sweep, "suite": suite, "hardware": entry.hardware, "harness": index.harness,
-                      "updated_at": index.updated_at, "counts": counts, "board": lb.model_dump(mode="json")})
+                      "updated_at": index.updated_at, "counts": counts, "board": lb.model_dump(mode="json"),
+                      "method_note": method_note(lb.method), "cpu_note": CPU_NOTE,
+                      "column_help": {c: column_help(c, lb.method) for c in SUMMARY_COLUMNS}})
 
     async def kernel(request: Request) -> Response:
         p = request.path_params

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
+from orchestrator.leaderboard import sig
 from tests.orchestrator.sweep_helpers import cli
 from tests.web.browser import chromium, missing_prerequisite, serve
 from tests.web.factory import TemplateTrial, planned_sweep, real_sweep, run_sweep, templates
@@ -87,7 +88,7 @@ def test_leaderboard_sorts_and_shows_intervals(page: object, base_url: str, root
     board = json.loads(proc.stdout)
     best = board["models"][0]
     score_cell = page.inner_text("#leaderboard tbody tr:first-child td:nth-child(10)")
-    assert f"{best['score_ci'][1]:.2g}" in score_cell.replace("\n", " ")
+    assert sig(best["score_ci"][1]) in score_cell.replace("\n", " ")
     assert page.inner_text("#leaderboard tbody tr:first-child td:nth-child(11)") == f"{best['order_confidence']:.2f}"
 
     page.click("#leaderboard th:has-text('hacks')")  # numbers sort high to low first

@@ -15,20 +15,25 @@ function esc(s) {
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 function num(v, d = 2) { return v === null || v === undefined ? "–" : Number(v).toFixed(d); }
-function speed(v, d = 2) {
-  // Like leaderboard.fmt_speedup: significant digits for tiny CPU-interpreted speedups.
-  if (v === null || v === undefined) return "–";
-  if (v === 0 || Math.abs(v) >= Math.pow(10, 1 - d)) return Number(v).toFixed(d);
-  // Python's "%.2g": exponent notation below 1e-4, with a two-digit exponent.
-  if (Math.abs(v) < 1e-4) {
-    const [m, e] = Number(v).toExponential(1).split("e");
-    return `${parseFloat(m)}e${e[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(e, 10))).padStart(2, "0")}`;
+function speed(v, d = 3) {
+  // leaderboard.sig: d significant digits, plain from 0.001 up, scientific below (4.00e-06).
+  if (v === null || v === undefined || !Number.isFinite(Number(v))) return "–";
+  v = Number(v);
+  if (v === 0) return "0";
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  if (e < -3) {
+    const [m, x] = v.toExponential(d - 1).split("e");
+    return `${m}e${x[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(x, 10))).padStart(2, "0")}`;
   }
-  return String(Number(Number(v).toPrecision(2)));
+  const decimals = Math.max(0, d - 1 - e);
+  let text = v.toFixed(decimals);
+  if (decimals && text.replace(/[-.]/g, "").replace(/^0+/, "").length > d) text = v.toFixed(decimals - 1);
+  return text;
 }
+function ms(v) { return v === null || v === undefined ? "–" : `${speed(v)} ms`; }
 function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%"; }
 function money(v) { return v === null || v === undefined ? "–" : "$" + (v >= 1 ? v.toFixed(2) : v.toFixed(4)); }
-function ci(pair, d = 2) { return pair ? `[${speed(pair[0], d)}, ${speed(pair[1], d)}]` : ""; }
+function ci(pair, d = 3) { return pair ? `[${speed(pair[0], d)}, ${speed(pair[1], d)}]` : ""; }
 function ago(ts) {
   if (!ts) return "–";
   const s = Math.max(0, Date.now() / 1000 - ts);
@@ -90,12 +95,20 @@ function sortable(table) {
     th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
     sortState[id] = { col, dir };
   };
-  ths.forEach((th, col) => th.addEventListener("click", () => {
-    const cur = sortState[id];
-    // Numbers start high-to-low (the interesting end); text starts A-Z.
-    const first = th.dataset.type === "num" ? -1 : 1;
-    apply(col, cur && cur.col === col ? -cur.dir : first);
-  }));
+  ths.forEach((th, col) => {
+    const toggle = () => {
+      const cur = sortState[id];
+      // Numbers start high-to-low (the interesting end); text starts A-Z.
+      const first = th.dataset.type === "num" ? -1 : 1;
+      apply(col, cur && cur.col === col ? -cur.dir : first);
+      if (table.onsorted) table.onsorted(sortState[id]);
+    };
+    th.tabIndex = 0;  // sortable from the keyboard: Tab to a header, Enter or Space
+    th.addEventListener("click", toggle);
+    th.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(); }
+    });
+  });
   if (sortState[id]) apply(sortState[id].col, sortState[id].dir);
 }
 
@@ -134,19 +147,27 @@ async function pageHome(token) {
 }
 
 // ---------- a board: leaderboard, plots, kernel matrix ----------
+// [key, label, type, the leaderboard's column name whose explanation (column_help) is the tooltip]
 const COLS = [
-  ["rank", "#", "num"], ["model", "model", "text"], ["solved", "solved", "num"], ["pass", "pass@1", "num"],
-  ["mean", "mean ×", "num"], ["median", "median ×", "num"], ["geomean", "geomean × (95% CI)", "num"],
-  ["f1", "fast₁.₀", "num"], ["f15", "fast₁.₅", "num"], ["score", "score (95% CI)", "num"],
-  ["conf", "P(rank holds)", "num"], ["hacks", "hacks", "num"], ["tok", "tokens / solved", "num"],
-  ["usd", "$ / solved", "num"], ["fin", "finished", "num"],
+  ["rank", "rank", "num", "rank"], ["model", "model", "text", "model"], ["solved", "solved", "num", "solved"],
+  ["pass", "pass@1", "num", "pass@1"], ["mean", "mean ×", "num", "mean x"], ["median", "median ×", "num", "median x"],
+  ["geomean", "geomean × (95% CI)", "num", "geomean x"], ["f1", "fast₁.₀", "num", "fast_1.0"],
+  ["f15", "fast₁.₅", "num", "fast_1.5"], ["score", "score (95% CI)", "num", "score"],
+  ["conf", "P(rank holds)", "num", "P(rank holds)"], ["hacks", "hacks", "num", "hacks"],
+  ["tok", "tokens / solved", "num", "tokens/solved"], ["usd", "$ / solved", "num", "$/solved"],
+  ["fin", "finished", "num", "finished"],
 ];
+function rankText(m) {
+  if (m.rank === null || m.rank === undefined) return '<span class="muted" title="no finished trial: not ranked">–</span>';
+  const r = m.rank_range;
+  return r && (r[0] !== m.rank || r[1] !== m.rank) ? `${m.rank} <span class="ci">${r[0]}–${r[1]}</span>` : String(m.rank);
+}
 
-function leaderboardRow(m, i) {
+function leaderboardRow(m) {
   const conf = m.order_confidence;
   const confCls = conf === null ? "" : conf < 0.75 ? "conf-low" : conf < 0.9 ? "conf-mid" : "";
   const cells = [
-    `<td class="rank" data-v="${i + 1}">${i + 1}</td>`,
+    `<td class="rank" data-v="${m.rank ?? ""}">${rankText(m)}</td>`,
     `<td class="left model" data-v="${esc(m.model)}">${esc(m.model)}</td>`,
     `<td data-v="${m.solved}">${m.solved}/${m.tasks}</td>`,
     `<td data-v="${m.pass_at_1}">${num(m.pass_at_1)}</td>`,
@@ -155,7 +176,7 @@ function leaderboardRow(m, i) {
     `<td data-v="${m.geomean_speedup ?? ""}">${speed(m.geomean_speedup)}<span class="ci">${ci(m.geomean_ci)}</span></td>`,
     `<td data-v="${m.fast_p["1.0"]}">${num(m.fast_p["1.0"])}</td>`,
     `<td data-v="${m.fast_p["1.5"]}">${num(m.fast_p["1.5"])}</td>`,
-    `<td data-v="${m.score}"><b>${speed(m.score, 3)}</b><span class="ci">${ci(m.score_ci, 3)}</span></td>`,
+    `<td data-v="${m.score ?? ""}"><b>${speed(m.score)}</b><span class="ci">${ci(m.score_ci)}</span></td>`,
     `<td data-v="${conf ?? ""}" class="${confCls}">${conf === null ? "–" : num(conf)}</td>`,
     `<td data-v="${m.hacks}">${m.hacks ? `<span class="badge v-hack_detected">${m.hacks}</span>` : "0"}</td>`,
     `<td data-v="${m.tokens_per_solved ?? ""}">${m.tokens_per_solved === null ? "–" : Math.round(m.tokens_per_solved).toLocaleString()}</td>`,
@@ -170,10 +191,13 @@ async function pageBoard(token, sweep, suite) {
   if (token !== renderToken) return;
   const b = data.board, c = data.counts;
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: `${sweep}` }, { text: suite }]);
-  const head = COLS.map(([, label, type]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}">${label}</th>`).join("");
+  const help = data.column_help || {};
+  const head = COLS.map(([, label, type, name]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}" title="${esc(help[name] || "")}">${label}</th>`).join("");
+  const cpuNote = data.hardware === "CPU" ? `<p class="warn" id="cpu-note">${esc(data.cpu_note)}</p>` : "";
   const boot = b.bootstrap
     ? `95% CI: percentile interval over ${b.bootstrap.resamples} paired bootstrap resamples (seed ${b.bootstrap.seed}) of the tasks, and of the samples within a task.
-       P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.`
+       P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.
+       Rank: tied models share a rank; the small range beside it is the rank's 95% range over the resamples.`
     : "No bootstrap intervals (served with --bootstrap 0).";
   const models = b.models.map((m) => m.model);
   const matrix = b.kernels.map((k) => {
@@ -210,7 +234,8 @@ async function pageBoard(token, sweep, suite) {
         <span class="chip" id="progress">${c.done + c.failed}/${c.done + c.failed + c.pending + c.running} finished${c.running ? `, ${c.running} running` : ""}</span>
         <span class="chip">updated ${ago(data.updated_at)}</span></div>
     </div></div>
-    <section class="card"><h2>Leaderboard <span class="muted">score = mean speedup × median speedup × pass@1; an incorrect kernel counts 0. Click a header to sort.</span></h2>
+    ${cpuNote}
+    <section class="card"><h2>Leaderboard</h2><p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
       <div class="tablewrap"><table class="grid sortable" id="leaderboard"><thead><tr>${head}</tr></thead>
       <tbody>${b.models.map(leaderboardRow).join("")}</tbody></table></div>
       <p class="note">${boot}</p></section>
