@@ -58,6 +58,8 @@ class ModelSummary(BaseModel):
     """1 = best; tied models share the best rank of their group; None where no trial finished."""
     hacks: int
     """Trials rejected by the anti-hack checks."""
+    flagged: int = 0
+    """Finished trials with an audit flag (impossible-speed, shape-specialization, ...): kept, but worth a look."""
     tokens: int
     dollars: float
     tokens_per_solved: float | None
@@ -143,6 +145,7 @@ def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow
         fast_p={str(p): f.fast_p for p, f in figures.items()},
         score=main.score if results else None,
         hacks=sum(r.verdict == "hack_detected" for r in finished),
+        flagged=sum(bool(r.flags) for r in finished),
         tokens=tokens,
         dollars=dollars,
         tokens_per_solved=tokens / solved if solved else None,
@@ -259,7 +262,7 @@ def fmt_rank(s: ModelSummary) -> str:
 
 SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
                    "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
-                   "hacks", "tokens/solved", "$/solved", "finished")
+                   "hacks", "flagged", "tokens/solved", "$/solved", "finished")
 
 COLUMN_HELP = {
     "rank": "Shared by tied models; in brackets the 95% range of the rank over bootstrap resamples.",
@@ -277,6 +280,7 @@ COLUMN_HELP = {
     "score 95% CI": "95% bootstrap percentile interval of the score (tasks and samples resampled, paired).",
     "P(rank holds)": "Share of bootstrap resamples in which this model ranks above the one below it.",
     "hacks": "Trials rejected by the anti-hack checks.",
+    "flagged": "Finished trials with an audit flag (impossible-speed, shape-specialization): counted, but worth a look.",
     "tokens/solved": "Input + output tokens per solved task.",
     "$/solved": "Dollars per solved task.",
     "finished": "Finished trials / planned trials.",
@@ -311,7 +315,7 @@ def summary_cells(s: ModelSummary) -> list[str]:
         fmt_rank(s), s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
         fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
         fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score), fmt_interval(s.score_ci),
-        fmt(s.order_confidence), str(s.hacks), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
+        fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
         f"{s.finished}/{s.planned}",
     ]
 

@@ -25,7 +25,7 @@ from kernelarena.errors import UserError
 from orchestrator.leaderboard import CPU_NOTE, SUMMARY_COLUMNS, column_help, method_note
 from orchestrator.sweep import STAGING_DIR
 from orchestrator.trial_files import TRANSCRIPT_FILE
-from orchestrator.web.catalog import Catalog, NotFound
+from orchestrator.web.catalog import RAW_FILES, Catalog, NotFound
 from orchestrator.web.transcripts import TranscriptPager
 
 STATIC = Path(__file__).parent / "static"
@@ -126,6 +126,27 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
             page["trial"] = row
         return _json(page)
 
+    def _trial_file(request: Request) -> Path:
+        sweep, trial, name = (request.query_params.get(k, "") for k in ("sweep", "trial", "name"))
+        if name not in RAW_FILES:
+            raise NotFound(f"no file '{name}': one of {', '.join(RAW_FILES)}")
+        index = catalog.index(sweep)
+        row = next((t for t in index.trials if t.trial_id == trial), None)
+        if row is None:
+            raise NotFound(f"sweep '{sweep}' has no trial '{trial}'")
+        path = catalog.sweeps()[sweep] / row.rel_dir / name
+        if not path.is_file():
+            raise NotFound(f"trial '{trial}' has no {name}")
+        return path
+
+    async def trial_file(request: Request) -> Response:
+        """A trial's kernel.py, score.json or transcript.jsonl, as plain text."""
+        try:
+            path = await asyncio.to_thread(_trial_file, request)
+        except UserError as exc:
+            return _error(exc)
+        return FileResponse(path, media_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
+
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
             last = None
@@ -162,6 +183,7 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
         Route("/api/kernel/{sweep}/{suite}/{task}", kernel),
         Route("/api/plots/{sweep}/{suite}", plots),
         Route("/api/transcript", transcript),
+        Route("/api/file", trial_file),
         Route("/api/events", events),
         Route("/vendor/plotly.min.js", plotly_js),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -96,6 +96,25 @@ def sweep_ids(dirs: list[Path]) -> dict[str, Path]:
     return out
 
 
+RAW_FILES = ("kernel.py", "score.json", "transcript.jsonl")
+"""A trial folder's files the app serves as they are (`/api/file`)."""
+
+
+def score_details(score: dict[str, Any]) -> dict[str, Any]:
+    """What score.json holds beyond ms and speedup, for the kernel page: timing spread and
+    repetitions, the correctness rule and errors, the environment's versions, stage durations."""
+    timing = score.get("timing") or {}
+    correctness = score.get("correctness") or {}
+    return {
+        "timer": timing.get("timer"), "repetitions": timing.get("repetitions"),
+        "kernel_spread": timing.get("kernel_spread"), "baseline_spread": timing.get("baseline_spread"),
+        "correctness_trials": correctness.get("trials"), "correctness_passed": correctness.get("passed"),
+        "tolerance": correctness.get("rule"), "max_abs_error": correctness.get("max_abs_error"),
+        "max_rel_error": correctness.get("max_rel_error"),
+        "environment": score.get("environment") or {}, "durations_s": score.get("durations_s") or {},
+    }
+
+
 def hardware_label(sweep_dir: Path, index: Index) -> str:
     """The scoring device as the trials' score.json recorded it (GPU name, else CPU), or the
     frozen spec's `score.device` while no trial has finished."""
@@ -279,8 +298,12 @@ class Catalog:
                 "error": row.error or score.get("error"), "exit_reason": row.exit_reason,
                 "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
                 "source": source, "diff": kernel_diff(reference, source, task),
+                "details": score_details(score),
+                "files": [name for name in RAW_FILES if (trial_dir / name).is_file()],
             })
+        board, _ = self.board(sweep_id, suite)
         return {"sweep": sweep_id, "suite": suite, "task": task, "hardware": entry.hardware,
+                "ranks": {m.model: m.rank for m in board.models},
                 "level": spec.level if spec is not None else None,
                 "flops": spec.flops if spec is not None else None,
                 "bytes_moved": spec.bytes_moved if spec is not None else None,
