@@ -235,6 +235,22 @@ def test_html_is_self_contained_with_summary_and_kernel_sections(sweep_dir: Path
     beta = next(r for r in t1[1:] if r[0] == B)
     assert beta[2] == "hack_detected" and beta[4] == "timer-patching"
     assert f"solutions/t1/{A.replace(':', '_')}/0/transcript.jsonl" in parser.hrefs
+    t2 = parser.tables["t-k-demo-t2"]
+    assert next(r for r in t2[1:] if r[0] == B)[6] == "TrialBroken: sandbox died"  # the error column
+    kernels = parser.tables["kernels"]
+    assert "[timer-patching]" in kernels[1][kernels[0].index(B)]  # hack names in the matrix
+    text = out.read_text()
+    assert "Hardware: <b>unknown</b>" in text and "published method" in text
+    assert 'title="Share of first tries' in text  # headers explain themselves
+
+
+def test_html_of_a_cpu_board_says_its_speedups_mean_nothing(tmp_path: Path) -> None:
+    from tests.web.factory import ledger_board
+
+    sweep = ledger_board(tmp_path / "cpu", models=2, samples=1, tasks=["level1_5_gelu", "level1_6_layernorm"])
+    proc = _cli("leaderboard", str(sweep), "--format", "html", "--bootstrap", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert "Hardware: <b>CPU</b>" in proc.stdout and "say nothing about speed on a GPU" in proc.stdout
 
 
 def test_json_and_markdown_formats(sweep_dir: Path) -> None:
