@@ -28,6 +28,8 @@ from pathlib import Path
 from pydantic import BaseModel
 from rich.table import Table
 
+import numpy as np
+
 from orchestrator.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, bootstrap
 from orchestrator.index import Index
 from orchestrator.ledger import TrialRow
@@ -376,3 +378,53 @@ def relative_link(rel_dir: str, out_file: Path | None, sweep_dir: Path) -> str:
     """Link from where the report is written to a trial folder."""
     base = out_file.parent if out_file is not None else sweep_dir
     return Path(os.path.relpath((sweep_dir / rel_dir).resolve(), base.resolve())).as_posix()
+
+
+class Comparison(BaseModel):
+    """Two models of one board side by side, on the same paired bootstrap draws."""
+
+    a: ModelSummary
+    b: ModelSummary
+    score_diff: float | None
+    """a's score minus b's (None where either has no finished trial)."""
+    score_diff_ci: tuple[float, float] | None
+    p_a_above: float | None
+    """Share of resamples in which a ranks above b (score, then pass@1; ties one half)."""
+    tasks: list[dict]
+    """Per task: each model's samples (verdict, speedup) and its best correct speedup."""
+    a_faster: int
+    b_faster: int
+    """Tasks both solved on which one model's best correct kernel is the faster."""
+
+
+def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                   method: str = DEFAULT_METHOD) -> Comparison:
+    """`a` and `b` name models of `index` (KeyError otherwise)."""
+    entries = {name: index.models[name] for name in (a, b)}
+    rows = {name: [r for r in index.trials if r.model == name] for name in (a, b)}
+    summaries = [summarize_model(n, e.id, e.harness, rows[n], method) for n, e in entries.items()]
+    diff = diff_ci = p_above = None
+    if all(s.score is not None for s in summaries):
+        diff = summaries[0].score - summaries[1].score  # type: ignore[operator]
+        if resamples:
+            result = bootstrap([task_results(rows[a]), task_results(rows[b])], resamples, seed, method)
+            d = result.score[0] - result.score[1]
+            lo, hi = np.percentile(d, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+            diff_ci, p_above = (float(lo), float(hi)), result.order_confidence(0, 1)
+    tasks: dict[tuple[str, str], dict] = {}
+    for name in (a, b):
+        for r in sorted(rows[name], key=lambda r: r.sample):
+            t = tasks.setdefault((r.suite, r.task), {"suite": r.suite, "task": r.task, a: [], b: []})
+            t[name].append({"sample": r.sample, "state": r.state, "verdict": r.verdict, "speedup": r.speedup,
+                            "hacks": r.hacks, "flags": r.flags})
+    a_faster = b_faster = 0
+    for t in tasks.values():
+        best = {n: max((c["speedup"] for c in t[n] if c["verdict"] == "passed" and c["speedup"]), default=None)
+                for n in (a, b)}
+        t["best"] = best
+        if best[a] is not None and best[b] is not None and best[a] != best[b]:
+            a_faster += best[a] > best[b]
+            b_faster += best[b] > best[a]
+    return Comparison(a=summaries[0], b=summaries[1], score_diff=diff, score_diff_ci=diff_ci, p_a_above=p_above,
+                      tasks=sorted(tasks.values(), key=lambda t: (t["suite"], t["task"])), a_faster=a_faster,
+                      b_faster=b_faster)

@@ -89,6 +89,13 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
         except UserError as exc:
             return _error(exc)
 
+    async def compare(request: Request) -> Response:
+        p, q = request.path_params, request.query_params
+        try:
+            return _json(await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", "")))
+        except UserError as exc:
+            return _error(exc)
+
     async def plots(request: Request) -> Response:
         p = request.path_params
         try:
@@ -182,6 +189,7 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
         Route("/api/board/{sweep}/{suite}", board),
         Route("/api/kernel/{sweep}/{suite}/{task}", kernel),
         Route("/api/plots/{sweep}/{suite}", plots),
+        Route("/api/compare/{sweep}/{suite}", compare),
         Route("/api/transcript", transcript),
         Route("/api/file", trial_file),
         Route("/api/events", events),

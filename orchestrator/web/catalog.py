@@ -22,7 +22,7 @@ from typing import Any
 
 from kernelarena.errors import UserError
 from orchestrator.index import INDEX_FILE, Index, load_index
-from orchestrator.leaderboard import Leaderboard, build_leaderboard
+from orchestrator.leaderboard import Leaderboard, build_leaderboard, compare_models
 from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
 from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
@@ -252,6 +252,19 @@ class Catalog:
             with self._lock:
                 entry.boards[suite] = board
         return board, entry
+
+    def compare(self, sweep_id: str, suite: str, a: str, b: str) -> dict[str, Any]:
+        """Two models of a board side by side, with the paired bootstrap's answer."""
+        entry = self._load(self._dir(sweep_id))
+        index = self._suite_index(entry.index, suite)
+        if not index.trials:
+            raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
+        for name in (a, b):
+            if name not in index.models:
+                raise NotFound(f"board '{sweep_id}/{suite}' has no model '{name}'")
+        result = compare_models(index, a, b, resamples=self.resamples, seed=self.seed)
+        return {"sweep": sweep_id, "suite": suite, "hardware": entry.hardware, "models": list(index.models),
+                **result.model_dump(mode="json")}
 
     def task(self, sweep_id: str, suite: str, task: str) -> Task | None:
         """The suite's task (for its reference solution and roofline counts), via tasks.json."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.index import INDEX_VERSION, load_index
-from orchestrator.leaderboard import build_leaderboard, sig
+from orchestrator.leaderboard import build_leaderboard, compare_models, sig
 from scorer.aggregate import KernelResult, summarize
 
 A, B, C = "scripted:alpha", "scripted:beta", "scripted:gamma"
@@ -152,6 +152,23 @@ def test_tied_models_share_a_rank(sweep_dir: Path) -> None:
     assert lo == 1 and lo <= hi <= 5  # four tasks: the ranges are wide
     assert all(m.rank_range[0] <= m.rank for m in board.models if m.rank)
     assert by[E].rank_range is None
+
+
+def test_two_models_side_by_side(sweep_dir: Path) -> None:
+    """alpha (score 1.71) against gamma (3.0): gamma's best kernel is the faster on both tasks both
+    solved (t1: 3.0 against 1.2, t2: 2.0 against 0.5); the paired bootstrap's difference is gamma's way."""
+    index = load_index(sweep_dir)
+    cmp = compare_models(index, A, C, resamples=400, seed=0)
+    assert cmp.score_diff == pytest.approx(1.71 - 3.0)
+    assert (cmp.a_faster, cmp.b_faster) == (0, 2)
+    lo, hi = cmp.score_diff_ci
+    assert lo <= cmp.score_diff <= hi and lo < 0
+    assert cmp.p_a_above < 0.5
+    assert compare_models(index, C, A, resamples=400, seed=0).p_a_above == pytest.approx(1 - cmp.p_a_above)
+    t1 = next(t for t in cmp.tasks if t["task"] == "t1")
+    assert t1["best"] == {A: 1.2, C: 3.0} and [c["verdict"] for c in t1[C]] == ["passed", "incorrect"]
+    idle = compare_models(index, A, E, resamples=100)
+    assert idle.score_diff is None and idle.p_a_above is None
 
 
 def test_significant_digits() -> None:

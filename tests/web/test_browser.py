@@ -322,3 +322,18 @@ def test_model_page_and_the_404_view(page: object, base_url: str) -> None:
     page.click("#back-home")
     page.wait_for_selector("#sweeps")
     assert page.title() == "Leaderboards · KernelArena"
+
+
+def test_two_models_compared_with_the_paired_bootstrap(page: object, base_url: str, root: Path) -> None:
+    page.goto(f"{base_url}/#/board/big/kernelbench")
+    page.click("#compare-link")
+    page.wait_for_selector("#compare-answer")
+    board = json.loads(cli("leaderboard", str(root / "big"), "--format", "json", "--bootstrap", "0").stdout)
+    a, b = board["models"][0]["model"], board["models"][1]["model"]
+    assert page.title() == f"{a} vs {b} · kernelbench · big · KernelArena"
+    assert "paired resamples" in page.inner_text("#compare-answer")
+    assert page.locator("#compare-tasks tbody tr").count() == 41
+    page.select_option("#cmp-b", "model-03")
+    page.wait_for_function("document.title.includes('vs model-03')")
+    assert "b=model-03" in page.url
+    page.screenshot(path=str(root / "compare.png"), full_page=False)

@@ -279,7 +279,7 @@ async function pageBoard(token, sweep, suite) {
     <div class="searchbar"><label>models <input id="filter-models" type="search" placeholder="filter by name" autocomplete="off"></label>
       <label>tasks <input id="filter-tasks" type="search" placeholder="filter by name" autocomplete="off"></label>
       <span class="muted small" id="filter-count"></span></div>
-    <section class="card"><h2>Leaderboard</h2><p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
+    <section class="card"><h2>Leaderboard <a class="small" id="compare-link" href="${compareHref(sweep, suite, models[0] || "", models[1] || models[0] || "")}">compare two models →</a></h2><p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
       <div class="tablewrap"><table class="grid sortable" id="leaderboard"><thead><tr>${head}</tr></thead>
       <tbody>${b.models.map((m) => leaderboardRow(m, sweep, suite)).join("")}</tbody></table></div>
       <p class="note">${boot}</p></section>
@@ -531,6 +531,56 @@ async function pageKernel(token, sweep, suite, task) {
   if (at >= 0) open(at);
 }
 
+// ---------- two models side by side, with the paired bootstrap's answer ----------
+function compareHref(sweep, suite, a, b) { return `#/compare/${enc(sweep)}/${enc(suite)}?a=${enc(a)}&b=${enc(b)}`; }
+
+async function pageCompare(token, sweep, suite) {
+  const q = hashQuery();
+  let a = q.get("a"), b = q.get("b");
+  if (!a || !b) {
+    const board = await api(`/api/board/${enc(sweep)}/${enc(suite)}`);
+    if (token !== renderToken) return;
+    const ms = board.board.models.map((m) => m.model);
+    a = a || ms[0];
+    b = b || ms.find((m) => m !== a) || a;
+    history.replaceState(null, "", compareHref(sweep, suite, a, b));
+  }
+  const d = await api(`/api/compare/${enc(sweep)}/${enc(suite)}?a=${enc(a)}&b=${enc(b)}`);
+  if (token !== renderToken) return;
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) }, { text: "compare" }]);
+  setTitle(`${a} vs ${b} · ${suite} · ${sweep}`);
+  const select = (id, v) => `<select id="${id}">${d.models.map((m) => `<option${m === v ? " selected" : ""}>${esc(m)}</option>`).join("")}</select>`;
+  const fig = (label, f) => `<tr><th class="left">${label}</th><td>${f(d.a)}</td><td>${f(d.b)}</td></tr>`;
+  const answer = d.p_a_above === null ? "No bootstrap (served with --bootstrap 0, or a model has no finished trial)."
+    : `score difference ${speed(d.score_diff)} (95% CI ${ci(d.score_diff_ci)}); ${esc(a)} ranks above ${esc(b)} in ${(100 * d.p_a_above).toFixed(1)}% of the paired resamples`
+      + (d.p_a_above >= 0.95 || d.p_a_above <= 0.05 ? " — a clear difference." : " — not clearly separated by these tasks.");
+  const cellsHtml = (cells) => cells.map((c) => `${badge(c.state, c.verdict)}${c.verdict === "passed" && c.speedup !== null ? `<span class="sp">×${speed(c.speedup)}</span>` : ""}`).join(" ") || "–";
+  const rows = d.tasks.map((t) => {
+    const ba = t.best[a], bb = t.best[b];
+    const win = ba !== null && bb !== null ? (ba > bb ? "a" : bb > ba ? "b" : "") : ba !== null ? "a" : bb !== null ? "b" : "";
+    return `<tr data-task="${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}">${esc(t.task)}</a></th>
+      <td class="left ${win === "a" ? "win" : ""}" data-v="${ba ?? ""}">${cellsHtml(t[a])}</td><td class="left ${win === "b" ? "win" : ""}" data-v="${bb ?? ""}">${cellsHtml(t[b])}</td>
+      <td data-v="${ba !== null && bb !== null ? ba / bb : ""}">${ba !== null && bb !== null ? speed(ba / bb) : "–"}</td></tr>`;
+  }).join("");
+  view.innerHTML = `<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>
+    <section class="card"><div class="searchbar"><label>A ${select("cmp-a", a)}</label><label>B ${select("cmp-b", b)}</label></div>
+      <p id="compare-answer"><b>${answer}</b></p>
+      <table class="grid" id="compare-figures"><thead><tr><th class="left"></th><th>${esc(a)}</th><th>${esc(b)}</th></tr></thead><tbody>
+      ${fig("rank", (m) => m.rank ?? "–")}${fig("score", (m) => speed(m.score))}${fig("pass@1", (m) => num(m.pass_at_1))}
+      ${fig("mean ×", (m) => speed(m.mean_speedup))}${fig("median ×", (m) => speed(m.median_speedup))}${fig("geomean ×", (m) => speed(m.geomean_speedup))}
+      ${fig("solved", (m) => `${m.solved}/${m.tasks}`)}${fig("hacks", (m) => m.hacks)}${fig("dollars", (m) => money(m.dollars))}
+      ${fig("faster on tasks both solved", (m) => (m.model === a ? d.a_faster : d.b_faster))}</tbody></table></section>
+    <section class="card"><h2>Per task <span class="muted">the faster best correct kernel is highlighted; A/B is the ratio of the best speedups</span></h2>
+      <div class="tablewrap"><table class="grid sortable" id="compare-tasks"><thead><tr><th class="left">task</th><th class="left" data-type="num">${esc(a)}</th>
+      <th class="left" data-type="num">${esc(b)}</th><th data-type="num">A/B</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  const t = document.getElementById("compare-tasks");
+  t.dataset.urlKey = "sort";
+  sortable(t);
+  const change = () => { location.hash = compareHref(sweep, suite, document.getElementById("cmp-a").value, document.getElementById("cmp-b").value); };
+  document.getElementById("cmp-a").addEventListener("change", change);
+  document.getElementById("cmp-b").addEventListener("change", change);
+}
+
 // ---------- one model on one board: its kernels, verdict mix, hacks, cost ----------
 async function pageModel(token, sweep, suite, model) {
   const data = await api(`/api/board/${enc(sweep)}/${enc(suite)}`);
@@ -761,6 +811,7 @@ async function route() {
   try {
     if (parts[0] === "board" && parts.length === 3) await pageBoard(token, parts[1], parts[2]);
     else if (parts[0] === "model" && parts.length === 4) await pageModel(token, parts[1], parts[2], parts[3]);
+    else if (parts[0] === "compare" && parts.length === 3) await pageCompare(token, parts[1], parts[2]);
     else if (parts[0] === "kernel" && parts.length === 4) await pageKernel(token, parts[1], parts[2], parts[3]);
     else if (parts[0] === "trial" && parts.length >= 3) await pageTrial(token, parts[1], parts.slice(2).join("/"));
     else if (path === "") await pageHome(token);
