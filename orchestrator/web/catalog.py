@@ -263,6 +263,8 @@ class Catalog:
             if name not in index.models:
                 raise NotFound(f"board '{sweep_id}/{suite}' has no model '{name}'")
         result = compare_models(index, a, b, resamples=self.resamples, seed=self.seed)
+        ranks = {m.model: m.rank for m in self.board(sweep_id, suite)[0].models}
+        result.a.rank, result.b.rank = ranks.get(a), ranks.get(b)
         return {"sweep": sweep_id, "suite": suite, "hardware": entry.hardware, "models": list(index.models),
                 **result.model_dump(mode="json")}
 

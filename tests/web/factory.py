@@ -12,7 +12,8 @@
 - `ledger_board`: a sweep of the real suite's planner and ledger (by default 14 models x the 41
   kernelbench tasks x 3 samples), each trial finished straight in the ledger with a drawn verdict
   and speedup (pass rates spread evenly between two bounds, model by model): a board of a real
-  sweep's size, with no trial folder behind its rows.
+  sweep's size. The first `with_files` models' trials also get a folder: a short transcript
+  (`write_transcript`) and a score.json written by the scorer's own `Score` class.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from orchestrator.prepare import LEDGER_FILE, freeze
 from orchestrator.spec import SweepSpec, parse_spec
 from orchestrator.sweep import SweepOutcome, SweepRunner
 from orchestrator.trial_files import KERNEL_FILE, SCORE_FILE, TRANSCRIPT_FILE, read_score
+from scorer.score import CorrectnessResult, Score, TimingResult
 from tests.orchestrator.sweep_helpers import cli, write_spec
 
 REAL_MODELS = ("scripted:reference", "scripted:hacker")
@@ -149,8 +151,21 @@ FAILURES = (("incorrect", None, "outputs differ: max abs error 0.31 at (3, 17)")
             ("hack_detected", ["timer-patching"], "the kernel replaced torch.cuda.Event.elapsed_time"))
 
 
+def _score(trial: PlannedTrial, result: TrialResult) -> Score:
+    passed = result.verdict == "passed"
+    timing = TimingResult(device="cpu", timer="cpu/perf_counter", baseline_ms=8.838821999972879,
+                          kernel_ms=8.838821999972879 / result.speedup, speedup=result.speedup, repetitions=20,
+                          baseline_spread=0.021, kernel_spread=0.034) if passed and result.speedup else None
+    return Score(suite=trial.suite, task=trial.task, verdict=result.verdict or "failed", error=result.error,
+                 hacks=[{"pattern": h, "evidence": result.error or ""} for h in result.hacks],
+                 flags=[{"pattern": f, "evidence": "faster than the device's roofline allows"} for f in result.flags],
+                 correctness=CorrectnessResult(5, 5 if passed else 3, 0.0 if passed else 0.31, 0.0 if passed else 0.5,
+                                               0.0 if passed else 0.02, "allclose(rtol=0.001, atol=0.001)"),
+                 timing=timing, environment={"torch": "2.13.0+cpu", "triton": "3.9.0", "python": "3.11.7"})
+
+
 def ledger_board(out: Path, models: int = 14, samples: int = 3, pass_rates: tuple[float, float] = (0.27, 0.72),
-                 seed: int = 0, suite: str = "kernelbench", tasks: list[str] | None = None) -> Path:
+                 seed: int = 0, suite: str = "kernelbench", tasks: list[str] | None = None, with_files: int = 1) -> Path:
     """See the module docstring. Model i passes with probability spread linearly from the first
     pass rate to the second; a correct sample's speedup is lognormal around a per-model level."""
     rng = random.Random(seed)
@@ -172,5 +187,15 @@ def ledger_board(out: Path, models: int = 14, samples: int = 3, pass_rates: tupl
                 verdict, hacks, error = rng.choice(FAILURES)
                 result = TrialResult(verdict=verdict, error=error, hacks=hacks or [], **usage)
             ledger.finish(trial.trial_id, "done", result)
+            if trial.model in [m["name"] for m in specs[:with_files]]:
+                folder = out / trial.rel_dir
+                folder.mkdir(parents=True, exist_ok=True)
+                score = _score(trial, result)
+                score.write(folder / SCORE_FILE)
+                t = Transcript(folder / TRANSCRIPT_FILE)
+                try:
+                    write_transcript(t, trial, 16, score.to_dict())
+                finally:
+                    t.close()
         rebuild_index(out, spec, ledger)
     return out

@@ -337,3 +337,26 @@ def test_two_models_compared_with_the_paired_bootstrap(page: object, base_url: s
     page.wait_for_function("document.title.includes('vs model-03')")
     assert "b=model-03" in page.url
     page.screenshot(path=str(root / "compare.png"), full_page=False)
+
+
+def test_score_event_shows_the_error_and_rounded_timings(page: object, base_url: str, root: Path) -> None:
+    index = json.loads((root / "big" / "index.json").read_text())
+    mine = [t for t in index["trials"] if t["model"] == "model-00"]
+    broken = next(t for t in mine if t["verdict"] == "compile_error")
+    page.goto(f"{base_url}/#/trial/big/{quote(broken['trial_id'], safe='')}")
+    page.wait_for_selector(".ev[data-type='score']")
+    score = page.locator(".ev[data-type='score']")
+    assert "compile error" in score.inner_text()
+    assert "CompilationError: at 4:8: unsupported tensor index" in score.locator("pre.error-text").inner_text()
+    assert "Traceback (most recent call last)" in score.locator("pre.error-text").inner_text()
+    passed = next(t for t in mine if t["verdict"] == "passed")
+    page.goto(f"{base_url}/#/trial/big/{quote(passed['trial_id'], safe='')}")
+    page.wait_for_selector(".ev[data-type='score']")
+    text = page.inner_text(".ev[data-type='score']")
+    assert "baseline 8.84 ms" in text and "8.838821999972879" not in text and "20 repetitions" in text
+    # the kernel page shows the same score.json's spread, repetitions, tolerance and versions
+    page.goto(f"{base_url}/#/kernel/big/kernelbench/{passed['task']}?trial={quote(passed['trial_id'], safe='')}")
+    page.wait_for_selector("details.trial[open] .details-grid")
+    details = page.inner_text("details.trial[open] .details-grid")
+    for part in ("repetitions 20", "kernel spread ±3.4%", "allclose(rtol=0.001, atol=0.001)", "torch 2.13.0+cpu"):
+        assert part in details, (part, details)

@@ -665,7 +665,8 @@ function eventBody(e) {
       const timing = t.speedup !== undefined && t.speedup !== null
         ? ` speedup <b>×${speed(t.speedup)}</b> (baseline ${ms(t.baseline_ms)}, kernel ${ms(t.kernel_ms)}${t.repetitions ? `, ${t.repetitions} repetitions` : ""})` : "";
       const corr = c.trials ? ` · correctness ${esc(c.passed)}/${esc(c.trials)} input sets${c.rule ? ` (${esc(c.rule)})` : ""}` : "";
-      const error = p.error ? `<pre class="error-text">${esc(clip(p.error))}</pre>` : "";
+      // a rejected hack's error repeats its findings' evidence, shown below it
+      const error = p.error && !(p.verdict === "hack_detected" && (p.hacks || []).length) ? `<pre class="error-text">${esc(clip(p.error))}</pre>` : "";
       return `<div class="line">${badge("done", p.verdict)}${timing}${corr}</div>${error}${hacks}${flags}`;
     }
     case "trial_end": {
