@@ -1,15 +1,16 @@
 """How fast `kernelarena serve` shows a large sweep, in a real browser.
 
-    python benchmarks/web_load.py [--trials 2000] [--events 10000] [--templates SWEEP_DIR] [--repeats 3]
+    python benchmarks/web_load.py [--models 14] [--samples 3] [--events 10000] [--templates SWEEP_DIR] [--repeats 3]
 
-Builds, with the orchestrator's own code (tests/web/factory.py), a sweep of `--trials` trials
-(10 models x the 4 demo tasks x samples; each trial a copy of a real scripted trial of the same
-task and model, from a real `kernelarena sweep` run first unless `--templates` names one) and a
-sweep whose one trial has a `--events`-event transcript. Serves them with uvicorn on loopback and
-drives headless Debian chromium (Playwright) to measure:
+Builds, with the orchestrator's own code (tests/web/factory.py), a board of a real sweep's size
+(`ledger_board`: `--models` models x the 41 kernelbench tasks x `--samples` samples from the
+planner and ledger) and a sweep whose one trial has a `--events`-event transcript (a copy of a
+real scripted trial, from a real `kernelarena sweep` of the swish task run first unless
+`--templates` names one). Serves them with uvicorn on loopback and drives headless Debian
+chromium (Playwright) to measure:
 
 - leaderboard first paint: navigation start to the leaderboard's rows painted (the next animation
-  frame after they exist), cold (the browser's first page of the session, and the server builds
+  frame after they exist), and to the task x model matrix painted, cold (the browser's first page of the session, and the server builds
   the board and its 1000-resample bootstrap) and warm (cached until the sweep changes); and the
   server's cold build alone;
 - transcript load: navigation start to the first page of events painted, cold (the server takes
@@ -40,10 +41,7 @@ from kernelarena.logs import configure  # noqa: E402
 from orchestrator.bootstrap import bootstrap  # noqa: E402
 from orchestrator.web.catalog import Catalog  # noqa: E402
 from tests.web.browser import chromium, serve  # noqa: E402
-from tests.web.factory import REAL_MODELS, TemplateTrial, planned_sweep, real_sweep, run_sweep, templates  # noqa: E402
-
-TASKS = ["swish", "row_sum", "softmax", "add_rmsnorm"]
-MODELS = 10
+from tests.web.factory import TemplateTrial, ledger_board, planned_sweep, real_sweep, run_sweep, templates  # noqa: E402
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => r(performance.now())))"
 # Scroll to the end n times; the median time until the next page's events are in the DOM and painted.
 SCROLL = """async (n) => {
@@ -69,17 +67,13 @@ FETCH_ALL = """async ({url, limit}) => {
 }"""
 
 
-def build(root: Path, trials: int, events: int, source: Path | None) -> tuple[Path, str]:
+def build(root: Path, models: int, samples: int, events: int, source: Path | None) -> str:
+    ledger_board(root / "big", models=models, samples=samples)
     if source is None:
-        source = real_sweep(root / "templates", TASKS)
-    found = templates(source)
-    samples = max(1, -(-trials // (MODELS * len(TASKS))))
-    models = [{"id": REAL_MODELS[i % 2], "name": f"model-{i:02d}"} for i in range(MODELS)]
-    spec, planned = planned_sweep(root / "big", "big", models, TASKS, samples=samples)
-    run_sweep(spec, root / "big", planned[:trials] if len(planned) > trials else planned, TemplateTrial(found))
+        source = real_sweep(root / "templates", ["swish"])
     spec, planned = planned_sweep(root / "long", "long", [{"id": "scripted:reference"}], ["swish"])
-    run_sweep(spec, root / "long", planned, TemplateTrial(found, long_trials={planned[0].trial_id: events}))
-    return root, planned[0].trial_id
+    run_sweep(spec, root / "long", planned, TemplateTrial(templates(source), long_trials={planned[0].trial_id: events}))
+    return planned[0].trial_id
 
 
 def timed_goto(page: object, url: str, selector: str) -> float:
@@ -92,9 +86,10 @@ def timed_goto(page: object, url: str, selector: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--models", type=int, default=14)
+    ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--events", type=int, default=10_000)
-    ap.add_argument("--templates", type=Path, default=None, help="a finished scripted sweep over the 4 demo tasks")
+    ap.add_argument("--templates", type=Path, default=None, help="a finished scripted sweep of the demo task swish")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the sweep folders")
     args = ap.parse_args()
@@ -102,21 +97,23 @@ def main() -> None:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     root = Path(tempfile.mkdtemp(prefix="kernelarena-webbench-"))
     t0 = time.perf_counter()
-    _, long_trial = build(root, args.trials, args.events, args.templates)
+    long_trial = build(root, args.models, args.samples, args.events, args.templates)
     built_s = time.perf_counter() - t0
     big = json.loads((root / "big" / "index.json").read_text())
     rows: list[tuple[str, str]] = [("sweep folders built (s)", f"{built_s:.1f}"),
-                                   ("trials in the big sweep", str(len(big["trials"])))]
+                                   ("trials on the board", f"{len(big['trials'])} ({args.models} models x 41 tasks x {args.samples})")]
     catalog = Catalog([root], resamples=1000)
     t = time.perf_counter()
-    catalog.board("big", "demo")
+    catalog.board("big", "kernelbench")
     rows.append(("server alone: board built cold, ledger read and 1000-resample bootstrap (ms)", f"{(time.perf_counter() - t) * 1e3:.0f}"))
     with serve([root], resamples=1000) as url, chromium() as ctx:
         page = ctx.new_page()
-        board = f"{url}/#/board/big/demo"
+        board = f"{url}/#/board/big/kernelbench"
         rows.append(("leaderboard first paint, cold (ms)", f"{timed_goto(page, board, '#leaderboard tbody tr'):.0f}"))
         warm = [timed_goto(page, board, "#leaderboard tbody tr") for _ in range(args.repeats)]
         rows.append(("leaderboard first paint, warm (ms, best)", f"{min(warm):.0f}"))
+        warm = [timed_goto(page, board, "#plot-speedup svg.main-svg") for _ in range(args.repeats)]
+        rows.append(("board with its plots drawn, warm (ms, best)", f"{min(warm):.0f}"))
         trial = f"{url}/#/trial/long/{quote(long_trial, safe='')}"
         rows.append((f"transcript of {args.events} events, first page painted, cold (ms)", f"{timed_goto(page, trial, '.ev'):.0f}"))
         warm = [timed_goto(page, trial, ".ev") for _ in range(args.repeats)]

@@ -1,34 +1,39 @@
 """Leaderboard arithmetic over a sweep's index, and its table / JSON / Markdown renderings.
 
-The figures come from `scorer.aggregate` (KernelArena's published convention lives there:
-an incorrect kernel counts speedup 0 in the mean and median, the geometric mean is over correct
-kernels, score = mean x median x pass@1, fast_p = share correct with speedup > p). This module
-only decides what goes in:
+The figures come from `scorer.aggregate` (KernelArena's published method lives there: the mean
+and the median speedup over the correct timed kernels only, pass@1 = share of first tries correct,
+score = mean x median x pass@1, the geometric mean over correct kernels, fast_p = share correct
+with speedup > p; `method="strict"` is the named stricter variant, failures as speedup 0 inside
+the mean and the median). This module only decides what goes in:
 - a model's finished trials, each one result (with k samples per task every task weighs k, so
   pass@1 is the share of correct samples: the unbiased pass@1 estimate);
 - a failed trial (no verdict) is an incorrect kernel; pending or running trials are left out
   (the summary says how many finished of how many planned);
-- `solved` counts tasks with at least one correct sample.
+- `solved` counts tasks with at least one correct sample;
+- a model with no finished trial has no score and no rank; tied models share a rank (the best of
+  their group); with the bootstrap each ranked model also gets its 95 % rank range.
 
 Confidence intervals (`orchestrator.bootstrap`): a paired bootstrap over tasks, and over samples
 within a task, of the same results; `score_ci`, `geomean_ci` (95 % percentile intervals) and
-`order_confidence` (share of resamples in which a row ranks above the row below it).
+`order_confidence` (share of resamples in which a row ranks above the row below it), `rank_range`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from pathlib import Path
-
 from pydantic import BaseModel
 from rich.table import Table
+
+import numpy as np
 
 from orchestrator.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, bootstrap
 from orchestrator.index import Index
 from orchestrator.ledger import TrialRow
-from scorer.aggregate import KernelResult, summarize
+from scorer.aggregate import DEFAULT_METHOD, KernelResult, check_method, summarize
 
 FAST_P = (1.0, 1.5)
 
@@ -44,13 +49,19 @@ class ModelSummary(BaseModel):
     """Distinct tasks with at least one correct sample."""
     pass_at_1: float
     mean_speedup: float | None
+    """Over the correct timed kernels (published); None ("-") where there is none."""
     median_speedup: float | None
     geomean_speedup: float | None
     fast_p: dict[str, float]
     """Keyed by p as text ('1.0', '1.5')."""
-    score: float
+    score: float | None
+    """mean x median x pass@1; 0 where no kernel is correct, None where no trial finished."""
+    rank: int | None = None
+    """1 = best; tied models share the best rank of their group; None where no trial finished."""
     hacks: int
     """Trials rejected by the anti-hack checks."""
+    flagged: int = 0
+    """Finished trials with an audit flag (impossible-speed, shape-specialization, ...): kept, but worth a look."""
     tokens: int
     dollars: float
     tokens_per_solved: float | None
@@ -60,6 +71,8 @@ class ModelSummary(BaseModel):
     geomean_ci: tuple[float, float] | None = None
     order_confidence: float | None = None
     """Share of bootstrap resamples in which this row ranks above the next one (None for the last)."""
+    rank_range: tuple[int, int] | None = None
+    """95 % percentile range of the rank over bootstrap resamples (ranked models only)."""
 
 
 class BootstrapInfo(BaseModel):
@@ -89,6 +102,8 @@ class KernelEntry(BaseModel):
 
 class Leaderboard(BaseModel):
     name: str
+    method: str = DEFAULT_METHOD
+    """How the score is computed: scorer.aggregate's "published" (default) or "strict"."""
     models: list[ModelSummary]
     kernels: list[KernelEntry]
     bootstrap: BootstrapInfo | None = None
@@ -107,10 +122,11 @@ def _kernel_result(row: TrialRow) -> KernelResult:
     return KernelResult(task=f"{row.suite}/{row.task}#{row.sample}", verdict=verdict, speedup=row.speedup)
 
 
-def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow]) -> ModelSummary:
+def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow],
+                    method: str = DEFAULT_METHOD) -> ModelSummary:
     finished = [r for r in rows if _finished(r)]
     results = [_kernel_result(r) for r in finished]
-    figures = {p: summarize(results, p=p) for p in FAST_P}
+    figures = {p: summarize(results, p=p, method=method) for p in FAST_P}
     main = figures[FAST_P[0]]
     tasks = {(r.suite, r.task) for r in finished}
     solved = len({(r.suite, r.task) for r in finished if _correct(r)})
@@ -125,12 +141,13 @@ def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow
         tasks=len(tasks),
         solved=solved,
         pass_at_1=main.pass_rate,
-        mean_speedup=main.mean_speedup if results else None,
-        median_speedup=main.median_speedup if results else None,
+        mean_speedup=main.mean_speedup,
+        median_speedup=main.median_speedup,
         geomean_speedup=main.geomean_speedup,
         fast_p={str(p): f.fast_p for p, f in figures.items()},
-        score=main.score,
+        score=main.score if results else None,
         hacks=sum(r.verdict == "hack_detected" for r in finished),
+        flagged=sum(bool(r.flags) for r in finished),
         tokens=tokens,
         dollars=dollars,
         tokens_per_solved=tokens / solved if solved else None,
@@ -147,20 +164,36 @@ def task_results(rows: list[TrialRow]) -> dict[tuple[str, str], list[KernelResul
     return dict(out)
 
 
+def _sort_key(s: ModelSummary) -> tuple:
+    return (s.score is None, -(s.score or 0.0), -s.pass_at_1, s.model)
+
+
+def assign_ranks(summaries: list[ModelSummary]) -> None:
+    """Sorted summaries -> shared ranks: a model's rank is 1 + the number of ranked models strictly
+    ahead of it by (score, pass@1); a model with no finished trial is not ranked."""
+    ranked = [s for s in summaries if s.score is not None]
+    for s in ranked:
+        s.rank = 1 + sum(1 for o in ranked if (o.score, o.pass_at_1) > (s.score, s.pass_at_1))
+
+
 def add_intervals(summaries: list[ModelSummary], rows_by_model: dict[str, list[TrialRow]],
-                  resamples: int, seed: int) -> None:
-    """Fill in the ranked summaries' intervals and adjacent-rank order confidences."""
-    result = bootstrap([task_results(rows_by_model.get(s.model, [])) for s in summaries], resamples, seed)
-    for i, s in enumerate(summaries):
-        if s.finished:
-            s.score_ci = result.score_ci(i)
-            s.geomean_ci = result.geomean_ci(i)
-        if i + 1 < len(summaries):
-            s.order_confidence = result.order_confidence(i, i + 1)
+                  resamples: int, seed: int, method: str = DEFAULT_METHOD) -> None:
+    """Fill in the sorted summaries' intervals, rank ranges and adjacent-rank order confidences."""
+    result = bootstrap([task_results(rows_by_model.get(s.model, [])) for s in summaries], resamples, seed, method)
+    ranked = [i for i, s in enumerate(summaries) if s.rank is not None]
+    for pos, (i, rank_range) in enumerate(zip(ranked, result.rank_ranges(ranked))):
+        s = summaries[i]
+        s.score_ci = result.score_ci(i)
+        s.geomean_ci = result.geomean_ci(i)
+        s.rank_range = rank_range
+        if pos + 1 < len(ranked):
+            s.order_confidence = result.order_confidence(i, ranked[pos + 1])
 
 
-def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Leaderboard:
-    """`resamples=0` leaves the bootstrap out."""
+def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      method: str = DEFAULT_METHOD) -> Leaderboard:
+    """`resamples=0` leaves the bootstrap out; `method` is scorer.aggregate's ("published" or "strict")."""
+    check_method(method)
     rows_by_model: dict[str, list[TrialRow]] = defaultdict(list)
     kernels: dict[tuple[str, str], list[TrialCell]] = {}
     for row in index.trials:
@@ -171,14 +204,16 @@ def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: in
                       error=row.error)
         )
     summaries = [
-        summarize_model(name, entry.id, entry.harness, rows_by_model.get(name, []))
+        summarize_model(name, entry.id, entry.harness, rows_by_model.get(name, []), method)
         for name, entry in index.models.items()
     ]
-    summaries.sort(key=lambda s: (-s.score, -s.pass_at_1, s.model))
+    summaries.sort(key=_sort_key)
+    assign_ranks(summaries)
     if resamples:
-        add_intervals(summaries, rows_by_model, resamples, seed)
+        add_intervals(summaries, rows_by_model, resamples, seed, method)
     return Leaderboard(
         name=index.name,
+        method=method,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, level=LEVEL) if resamples else None,
         models=summaries,
         kernels=[KernelEntry(suite=s, task=t, cells=sorted(c, key=lambda c: (c.model, c.sample)))
@@ -190,29 +225,99 @@ def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
     return "-" if value is None else f"{value:.{digits}f}{suffix}"
 
 
-def fmt_speedup(value: float | None, digits: int = 2) -> str:
-    """Fixed decimals, but significant digits for small values (CPU-interpreted kernels run at
-    0.001x, which two decimals would show as a misleading 0.00)."""
-    if value is None:
+def sig(value: float | None, digits: int = 3) -> str:
+    """`digits` significant digits, in plain notation from 0.001 up (8.84, 0.0064 -> 0.00640,
+    123, 4560), in scientific notation below (4.00e-06); "-" for None."""
+    if value is None or not math.isfinite(value):
         return "-"
-    return f"{value:.{digits}f}" if value == 0 or abs(value) >= 10 ** (1 - digits) else f"{value:.2g}"
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    if exponent < -3:
+        return f"{value:.{digits - 1}e}"
+    decimals = max(0, digits - 1 - exponent)
+    text = f"{value:.{decimals}f}"
+    if decimals and len(text.replace("-", "").replace(".", "").lstrip("0")) > digits:
+        text = f"{value:.{decimals - 1}f}"  # rounding carried into a new digit (9.996 -> 10.0)
+    return text
 
 
-def fmt_interval(ci: tuple[float, float] | None, digits: int = 2) -> str:
+def fmt_speedup(value: float | None, digits: int = 3) -> str:
+    """A speedup or a score, with `digits` significant digits (CPU-interpreted kernels run at
+    0.001x, which fixed decimals would show as a misleading 0.00)."""
+    return sig(value, digits)
+
+
+def fmt_interval(ci: tuple[float, float] | None, digits: int = 3) -> str:
     return "-" if ci is None else f"[{fmt_speedup(ci[0], digits)}, {fmt_speedup(ci[1], digits)}]"
 
 
-SUMMARY_COLUMNS = ("model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
+def fmt_rank(s: ModelSummary) -> str:
+    """"3", or "3 (2-6)" with the bootstrap's 95 % rank range; "-" where the model is not ranked."""
+    if s.rank is None:
+        return "-"
+    if s.rank_range is None:
+        return str(s.rank)
+    lo, hi = s.rank_range
+    return f"{s.rank} ({lo}-{hi})" if lo != hi else f"{s.rank} ({lo})"
+
+
+SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
                    "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
-                   "hacks", "tokens/solved", "$/solved", "finished")
+                   "hacks", "flagged", "tokens/solved", "$/solved", "finished")
+
+COLUMN_HELP = {
+    "rank": "Shared by tied models; in brackets the 95% range of the rank over bootstrap resamples.",
+    "model": "The model as the sweep names it.",
+    "harness": "The agent harness that drove the model.",
+    "solved": "Distinct tasks with at least one correct sample / tasks with a finished trial.",
+    "pass@1": "Share of first tries (all finished samples) that passed correctness.",
+    "mean x": "Mean speedup over the baseline, over correct timed kernels only (published method).",
+    "median x": "Median speedup over the baseline, over correct timed kernels only (published method).",
+    "geomean x": "Geometric mean speedup over correct timed kernels.",
+    "geomean 95% CI": "95% bootstrap percentile interval of the geometric mean.",
+    "fast_1.0": "Share of all finished samples that are correct and faster than the baseline.",
+    "fast_1.5": "Share of all finished samples that are correct and at least 1.5x faster than the baseline.",
+    "score": "mean x median x pass@1 (0 with no correct kernel).",
+    "score 95% CI": "95% bootstrap percentile interval of the score (tasks and samples resampled, paired).",
+    "P(rank holds)": "Share of bootstrap resamples in which this model ranks above the one below it.",
+    "hacks": "Trials rejected by the anti-hack checks.",
+    "flagged": "Finished trials with an audit flag (impossible-speed, shape-specialization): counted, but worth a look.",
+    "tokens/solved": "Input + output tokens per solved task.",
+    "$/solved": "Dollars per solved task.",
+    "finished": "Finished trials / planned trials.",
+}
+
+STRICT_HELP = {
+    "mean x": "Mean speedup over all finished samples, a failure counting 0 (strict method).",
+    "median x": "Median speedup over all finished samples, a failure counting 0 (strict method).",
+}
+
+
+def column_help(column: str, method: str = DEFAULT_METHOD) -> str:
+    return (STRICT_HELP if method == "strict" else {}).get(column, COLUMN_HELP[column])
+
+
+CPU_NOTE = ("Scored on CPU (Triton in its interpreter): these speedups and scores only say that the "
+            "kernels ran correctly; they say nothing about speed on a GPU, so do not compare them.")
+
+
+def method_note(method: str) -> str:
+    """One sentence saying how the score was computed."""
+    if method == "strict":
+        return ("score = mean x median x pass@1, STRICT method: every finished sample counts in the mean "
+                "and the median, a failed kernel as speedup 0 (not KernelArena's published figure).")
+    return ("score = mean x median x pass@1 (KernelArena's published method): the mean and the median "
+            "speedup over correct kernels only, pass@1 the share of first tries correct; "
+            "the geometric mean is over correct kernels.")
 
 
 def summary_cells(s: ModelSummary) -> list[str]:
     return [
-        s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
+        fmt_rank(s), s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
         fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
-        fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score, 3), fmt_interval(s.score_ci, 3),
-        fmt(s.order_confidence), str(s.hacks), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
+        fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score), fmt_interval(s.score_ci),
+        fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
         f"{s.finished}/{s.planned}",
     ]
 
@@ -231,7 +336,8 @@ def cell_text(cell: TrialCell) -> str:
 
 
 def render_markdown(board: Leaderboard) -> str:
-    lines = [f"# Leaderboard: {board.name}", "", "| " + " | ".join(SUMMARY_COLUMNS) + " |",
+    lines = [f"# Leaderboard: {board.name}", "", method_note(board.method), "",
+             "| " + " | ".join(SUMMARY_COLUMNS) + " |",
              "|" + "---|" * len(SUMMARY_COLUMNS)]
     lines += ["| " + " | ".join(summary_cells(s)) + " |" for s in board.models]
     models = [s.model for s in board.models]
@@ -248,7 +354,7 @@ def render_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=1) + "\n"
 
 
-COMPACT_COLUMNS = ("model", "solved", "pass@1", "mean x", "median x", "score", "score 95% CI",
+COMPACT_COLUMNS = ("rank", "model", "solved", "pass@1", "mean x", "median x", "score", "score 95% CI",
                    "P(rank holds)", "hacks", "finished")
 # Below this many terminal columns the full table is squeezed into unreadable ellipses.
 FULL_TABLE_WIDTH = 210
@@ -259,7 +365,7 @@ def render_rich_table(board: Leaderboard, width: int | None = None) -> Table:
     always carry everything)."""
     columns = SUMMARY_COLUMNS if width is None or width >= FULL_TABLE_WIDTH else COMPACT_COLUMNS
     keep = [SUMMARY_COLUMNS.index(c) for c in columns]
-    table = Table(title=f"Leaderboard: {board.name}")
+    table = Table(title=f"Leaderboard: {board.name}", caption=method_note(board.method))
     for col in columns:
         table.add_column(col, justify="left" if col in ("model", "harness") else "right", no_wrap="CI" in col)
     for s in board.models:
@@ -272,3 +378,53 @@ def relative_link(rel_dir: str, out_file: Path | None, sweep_dir: Path) -> str:
     """Link from where the report is written to a trial folder."""
     base = out_file.parent if out_file is not None else sweep_dir
     return Path(os.path.relpath((sweep_dir / rel_dir).resolve(), base.resolve())).as_posix()
+
+
+class Comparison(BaseModel):
+    """Two models of one board side by side, on the same paired bootstrap draws."""
+
+    a: ModelSummary
+    b: ModelSummary
+    score_diff: float | None
+    """a's score minus b's (None where either has no finished trial)."""
+    score_diff_ci: tuple[float, float] | None
+    p_a_above: float | None
+    """Share of resamples in which a ranks above b (score, then pass@1; ties one half)."""
+    tasks: list[dict]
+    """Per task: each model's samples (verdict, speedup) and its best correct speedup."""
+    a_faster: int
+    b_faster: int
+    """Tasks both solved on which one model's best correct kernel is the faster."""
+
+
+def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                   method: str = DEFAULT_METHOD) -> Comparison:
+    """`a` and `b` name models of `index` (KeyError otherwise)."""
+    entries = {name: index.models[name] for name in (a, b)}
+    rows = {name: [r for r in index.trials if r.model == name] for name in (a, b)}
+    summaries = [summarize_model(n, e.id, e.harness, rows[n], method) for n, e in entries.items()]
+    diff = diff_ci = p_above = None
+    if all(s.score is not None for s in summaries):
+        diff = summaries[0].score - summaries[1].score  # type: ignore[operator]
+        if resamples:
+            result = bootstrap([task_results(rows[a]), task_results(rows[b])], resamples, seed, method)
+            d = result.score[0] - result.score[1]
+            lo, hi = np.percentile(d, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+            diff_ci, p_above = (float(lo), float(hi)), result.order_confidence(0, 1)
+    tasks: dict[tuple[str, str], dict] = {}
+    for name in (a, b):
+        for r in sorted(rows[name], key=lambda r: r.sample):
+            t = tasks.setdefault((r.suite, r.task), {"suite": r.suite, "task": r.task, a: [], b: []})
+            t[name].append({"sample": r.sample, "state": r.state, "verdict": r.verdict, "speedup": r.speedup,
+                            "hacks": r.hacks, "flags": r.flags})
+    a_faster = b_faster = 0
+    for t in tasks.values():
+        best = {n: max((c["speedup"] for c in t[n] if c["verdict"] == "passed" and c["speedup"]), default=None)
+                for n in (a, b)}
+        t["best"] = best
+        if best[a] is not None and best[b] is not None and best[a] != best[b]:
+            a_faster += best[a] > best[b]
+            b_faster += best[b] > best[a]
+    return Comparison(a=summaries[0], b=summaries[1], score_diff=diff, score_diff_ci=diff_ci, p_a_above=p_above,
+                      tasks=sorted(tasks.values(), key=lambda t: (t["suite"], t["task"])), a_faster=a_faster,
+                      b_faster=b_faster)

@@ -8,7 +8,9 @@ from collections import defaultdict
 from html import escape
 from pathlib import Path
 
-from orchestrator.leaderboard import SUMMARY_COLUMNS, Leaderboard, TrialCell, cell_text, relative_link, summary_cells
+from orchestrator.leaderboard import (
+    CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, cell_text, column_help, fmt_speedup, method_note, relative_link, summary_cells,
+)
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -19,6 +21,8 @@ td:first-child,th:first-child{text-align:left}
 .passed{background:#e6f7e6}.hack_detected{background:#fde2e2}
 .incorrect,.compile_error,.runtime_error,.timeout,.no_kernel,.failed{background:#fff4e0}
 code{font-size:.9em}
+.note{background:#fff8d6;border:1px solid #e8d48a;padding:.5em .8em;max-width:60em}
+.err{max-width:40em;text-align:left;white-space:pre-wrap;font-family:monospace;font-size:.85em}
 """
 
 # Sorts numerically when both cells parse as numbers (leading number of "3/4", "x1.23" or an
@@ -37,9 +41,11 @@ def _anchor(suite: str, task: str) -> str:
     return "k-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{suite}-{task}")
 
 
-def _table(table_id: str, header: list[str], rows: list[list[str]]) -> str:
-    """Cells in `rows` are already-escaped HTML."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+def _table(table_id: str, header: list[str], rows: list[list[str]], titles: dict[str, str] | None = None) -> str:
+    """Cells in `rows` are already-escaped HTML; `titles` explains headers (as tooltips)."""
+    titles = titles or {}
+    head = "".join(f'<th title="{escape(titles[h])}">{escape(h)}</th>' if h in titles else f"<th>{escape(h)}</th>"
+                   for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="sortable" id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -50,9 +56,10 @@ def _verdict_class(cell: TrialCell) -> str:
     return cell.verdict or cell.state
 
 
-def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> str:
+def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hardware: str | None = None) -> str:
     models = [s.model for s in board.models]
-    summary = _table("summary", list(SUMMARY_COLUMNS), [[escape(c) for c in summary_cells(s)] for s in board.models])
+    summary = _table("summary", list(SUMMARY_COLUMNS), [[escape(c) for c in summary_cells(s)] for s in board.models],
+                     {c: column_help(c, board.method) for c in SUMMARY_COLUMNS})
 
     overview_rows = []
     sections = []
@@ -75,9 +82,9 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> s
             )
             detail_rows.append([
                 escape(cell.model), str(cell.sample), f'<span class="{_verdict_class(cell)}">{escape(cell.verdict or cell.state)}</span>',
-                escape("-" if cell.speedup is None else f"{cell.speedup:.3f}"),
+                escape(fmt_speedup(cell.speedup)),
                 escape(", ".join(dict.fromkeys(cell.hacks)) or "-"), escape(", ".join(dict.fromkeys(cell.flags)) or "-"),
-                escape(cell.error or ""), files,
+                f'<div class="err">{escape(cell.error or "")}</div>', files,
             ])
         sections.append(
             f'<section id="{anchor}"><h3>{escape(kernel.suite)}/{escape(kernel.task)}</h3>'
@@ -87,6 +94,9 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> s
 
     overview = _table("kernels", ["kernel", *models], overview_rows)
     title = f"KernelArena leaderboard: {board.name}"
+    device = f"<p>Hardware: <b>{escape(hardware)}</b></p>" if hardware else ""
+    if hardware == "CPU":
+        device += f'<p class="note">{escape(CPU_NOTE)}</p>'
     intervals = (
         f"<p>95% CI: percentile interval over {board.bootstrap.resamples} bootstrap resamples (seed "
         f"{board.bootstrap.seed}) of the tasks, and of the samples within a task, drawn alike for every "
@@ -96,10 +106,8 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> s
     )
     return (
         f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-        f"<style>{_CSS}</style></head><body id=\"top\"><h1>{escape(title)}</h1>"
-        "<p>score = mean speedup x median speedup x pass@1; an incorrect or failed kernel counts "
-        "speedup 0 in the mean and median; the geometric mean is over correct kernels. "
-        "Click a column header to sort.</p>"
+        f"<style>{_CSS}</style></head><body id=\"top\"><h1>{escape(title)}</h1>{device}"
+        f"<p>{escape(method_note(board.method))} Hover a column header for its meaning; click it to sort.</p>"
         f"{intervals}"
         f"<h2>Models</h2>{summary}<h2>Kernels</h2>{overview}<h2>Per kernel</h2>{''.join(sections)}"
         f"<script>{_JS}</script></body></html>\n"

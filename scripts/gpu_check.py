@@ -297,7 +297,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
         if missing:
             lines.append(f"  not run (budget): {' '.join(missing)}")
         lines.append(f"  {suite.name} over the {len(suite_rows)} scored: score {summary.score:.3f} = mean "
-                     f"{summary.mean_speedup:.3f} x median {summary.median_speedup:.3f} x pass@1 {summary.pass_rate:.3f}; "
+                     f"{summary.mean_speedup or 0:.3f} x median {summary.median_speedup or 0:.3f} x pass@1 {summary.pass_rate:.3f}; "
                      f"geomean {summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
     every = [r for suite_rows in rows.values() for r in suite_rows]
     ratios = sorted(r["judge_bound_ms"] / r["kernel_ms"] for r in every if r.get("judge_bound_ms") and r.get("kernel_ms"))

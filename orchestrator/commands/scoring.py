@@ -101,7 +101,7 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
 
 
 def _summary_table(suite: Suite, summaries: dict[str, SuiteSummary]) -> Table:
-    table = Table(title=f"{suite.name}: score = mean x median x pass@1 (failed kernels count speedup 0)")
+    table = Table(title=f"{suite.name}: score = mean x median x pass@1 (mean and median over correct kernels)")
     for col in ("model", "solved", "pass rate", "mean", "median", "geomean", "fast_1", "score"):
         table.add_column(col, justify="left" if col == "model" else "right")
     for model, s in sorted(summaries.items(), key=lambda kv: -kv[1].score):

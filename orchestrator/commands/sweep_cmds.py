@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from kernelarena.errors import UserError
+from scorer.aggregate import METHODS
 
 FORMATS = ("table", "json", "md", "html")
 # The summary table has 17 columns; squeezed into 80 it becomes unreadable ellipses.
@@ -71,6 +72,7 @@ def leaderboard(
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
     resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap's random draws.")] = 0,
+    method: Annotated[str, typer.Option("--method", help="published (default: mean and median over correct kernels) or strict (failures count speedup 0 in the mean and median).")] = "published",
 ) -> None:
     """Per-model suite scores (with bootstrap 95% intervals) and per-kernel verdicts of a sweep."""
     from orchestrator.index import load_index
@@ -81,7 +83,10 @@ def leaderboard(
         raise UserError(f"unknown --format '{fmt}'; use one of {', '.join(FORMATS)}")
     if resamples < 0:
         raise UserError(f"--bootstrap must be 0 (no intervals) or a positive number of resamples, not {resamples}")
-    board = build_leaderboard(load_index(sweep_dir), resamples=resamples, seed=seed)
+    if method not in METHODS:
+        raise UserError(f"unknown --method '{method}'; use one of {', '.join(METHODS)}")
+    index = load_index(sweep_dir)
+    board = build_leaderboard(index, resamples=resamples, seed=seed, method=method)
     if fmt == "table":
         if out is None:
             console = wide_console()
@@ -90,7 +95,12 @@ def leaderboard(
         with out.open("w", encoding="utf-8") as fh:
             Console(file=fh, width=220).print(render_rich_table(board))
         return
-    text = {"json": render_json, "md": render_markdown}.get(fmt, lambda b: render_html(b, sweep_dir, out))(board)
+    if fmt == "html":
+        from orchestrator.web.catalog import hardware_label
+
+        text = render_html(board, sweep_dir, out, hardware_label(sweep_dir, index))
+    else:
+        text = {"json": render_json, "md": render_markdown}[fmt](board)
     if out is None:
         typer.echo(text, nl=False)
     else:

@@ -22,9 +22,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kernelarena.errors import UserError
+from orchestrator.leaderboard import CPU_NOTE, SUMMARY_COLUMNS, column_help, method_note
 from orchestrator.sweep import STAGING_DIR
 from orchestrator.trial_files import TRANSCRIPT_FILE
-from orchestrator.web.catalog import Catalog, NotFound
+from orchestrator.web.catalog import RAW_FILES, Catalog, NotFound
 from orchestrator.web.transcripts import TranscriptPager
 
 STATIC = Path(__file__).parent / "static"
@@ -77,12 +78,21 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
             if t.suite == suite:
                 counts[t.state] += 1
         return _json({"sweep": sweep, "suite": suite, "hardware": entry.hardware, "harness": index.harness,
-                      "updated_at": index.updated_at, "counts": counts, "board": lb.model_dump(mode="json")})
+                      "updated_at": index.updated_at, "counts": counts, "board": lb.model_dump(mode="json"),
+                      "method_note": method_note(lb.method), "cpu_note": CPU_NOTE,
+                      "column_help": {c: column_help(c, lb.method) for c in SUMMARY_COLUMNS}})
 
     async def kernel(request: Request) -> Response:
         p = request.path_params
         try:
             return _json(await asyncio.to_thread(catalog.kernel, p["sweep"], p["suite"], p["task"]))
+        except UserError as exc:
+            return _error(exc)
+
+    async def compare(request: Request) -> Response:
+        p, q = request.path_params, request.query_params
+        try:
+            return _json(await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", "")))
         except UserError as exc:
             return _error(exc)
 
@@ -123,6 +133,27 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
             page["trial"] = row
         return _json(page)
 
+    def _trial_file(request: Request) -> Path:
+        sweep, trial, name = (request.query_params.get(k, "") for k in ("sweep", "trial", "name"))
+        if name not in RAW_FILES:
+            raise NotFound(f"no file '{name}': one of {', '.join(RAW_FILES)}")
+        index = catalog.index(sweep)
+        row = next((t for t in index.trials if t.trial_id == trial), None)
+        if row is None:
+            raise NotFound(f"sweep '{sweep}' has no trial '{trial}'")
+        path = catalog.sweeps()[sweep] / row.rel_dir / name
+        if not path.is_file():
+            raise NotFound(f"trial '{trial}' has no {name}")
+        return path
+
+    async def trial_file(request: Request) -> Response:
+        """A trial's kernel.py, score.json or transcript.jsonl, as plain text."""
+        try:
+            path = await asyncio.to_thread(_trial_file, request)
+        except UserError as exc:
+            return _error(exc)
+        return FileResponse(path, media_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
+
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
             last = None
@@ -158,7 +189,9 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
         Route("/api/board/{sweep}/{suite}", board),
         Route("/api/kernel/{sweep}/{suite}/{task}", kernel),
         Route("/api/plots/{sweep}/{suite}", plots),
+        Route("/api/compare/{sweep}/{suite}", compare),
         Route("/api/transcript", transcript),
+        Route("/api/file", trial_file),
         Route("/api/events", events),
         Route("/vendor/plotly.min.js", plotly_js),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

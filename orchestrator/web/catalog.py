@@ -22,7 +22,7 @@ from typing import Any
 
 from kernelarena.errors import UserError
 from orchestrator.index import INDEX_FILE, Index, load_index
-from orchestrator.leaderboard import Leaderboard, build_leaderboard
+from orchestrator.leaderboard import Leaderboard, build_leaderboard, compare_models
 from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
 from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
@@ -95,6 +95,25 @@ def sweep_ids(dirs: list[Path]) -> dict[str, Path]:
             n += 1
         out[candidate] = d
     return out
+
+
+RAW_FILES = ("kernel.py", "score.json", "transcript.jsonl")
+"""A trial folder's files the app serves as they are (`/api/file`)."""
+
+
+def score_details(score: dict[str, Any]) -> dict[str, Any]:
+    """What score.json holds beyond ms and speedup, for the kernel page: timing spread and
+    repetitions, the correctness rule and errors, the environment's versions, stage durations."""
+    timing = score.get("timing") or {}
+    correctness = score.get("correctness") or {}
+    return {
+        "timer": timing.get("timer"), "repetitions": timing.get("repetitions"),
+        "kernel_spread": timing.get("kernel_spread"), "baseline_spread": timing.get("baseline_spread"),
+        "correctness_trials": correctness.get("trials"), "correctness_passed": correctness.get("passed"),
+        "tolerance": correctness.get("rule"), "max_abs_error": correctness.get("max_abs_error"),
+        "max_rel_error": correctness.get("max_rel_error"),
+        "environment": score.get("environment") or {}, "durations_s": score.get("durations_s") or {},
+    }
 
 
 def hardware_label(sweep_dir: Path, index: Index) -> str:
@@ -236,6 +255,21 @@ class Catalog:
                 entry.boards[suite] = board
         return board, entry
 
+    def compare(self, sweep_id: str, suite: str, a: str, b: str) -> dict[str, Any]:
+        """Two models of a board side by side, with the paired bootstrap's answer."""
+        entry = self._load(self._dir(sweep_id))
+        index = self._suite_index(entry.index, suite)
+        if not index.trials:
+            raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
+        for name in (a, b):
+            if name not in index.models:
+                raise NotFound(f"board '{sweep_id}/{suite}' has no model '{name}'")
+        result = compare_models(index, a, b, resamples=self.resamples, seed=self.seed)
+        ranks = {m.model: m.rank for m in self.board(sweep_id, suite)[0].models}
+        result.a.rank, result.b.rank = ranks.get(a), ranks.get(b)
+        return {"sweep": sweep_id, "suite": suite, "hardware": entry.hardware, "models": list(index.models),
+                **result.model_dump(mode="json")}
+
     def task(self, sweep_id: str, suite: str, task: str) -> Task | None:
         """The suite's task (for its reference solution and roofline counts), via tasks.json."""
         sweep_dir = self._dir(sweep_id)
@@ -280,8 +314,12 @@ class Catalog:
                 "error": row.error or (score.error if score else None), "exit_reason": row.exit_reason,
                 "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
                 "source": source, "diff": kernel_diff(reference, source, task),
+                "details": score_details(score),
+                "files": [name for name in RAW_FILES if (trial_dir / name).is_file()],
             })
+        board, _ = self.board(sweep_id, suite)
         return {"sweep": sweep_id, "suite": suite, "task": task, "hardware": entry.hardware,
+                "ranks": {m.model: m.rank for m in board.models},
                 "level": spec.level if spec is not None else None,
                 "flops": spec.flops if spec is not None else None,
                 "bytes_moved": spec.bytes_moved if spec is not None else None,

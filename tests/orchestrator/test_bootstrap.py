@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.bootstrap import bootstrap, observed
 from orchestrator.index import INDEX_VERSION, load_index
-from orchestrator.leaderboard import build_leaderboard, task_results
+from orchestrator.leaderboard import build_leaderboard, sig, task_results
 from scorer.aggregate import KernelResult, summarize
 
 
@@ -36,17 +36,19 @@ def _random_model(rng: np.random.Generator, tasks: int, samples: int = 1, p_fail
     return out
 
 
+@pytest.mark.parametrize("method", ["published", "strict"])
 @pytest.mark.parametrize("samples", [1, 3])
-def test_observed_figures_are_aggregate_summarize(samples: int) -> None:
+def test_observed_figures_are_aggregate_summarize(samples: int, method: str) -> None:
     """The vectorised arithmetic on the unresampled results is scorer.aggregate's."""
     rng = np.random.default_rng(7)
     for _ in range(5):
         model = _random_model(rng, 25, samples)
-        model["t0"] = [KernelResult("t0", "passed", None)] * samples  # passed, not timed: counts 0
-        point = summarize(_flat(model))
-        got = observed(model)
+        model["t0"] = [KernelResult("t0", "passed", None)] * samples  # passed, not timed
+        point = summarize(_flat(model), method=method)
+        got = observed(model, method)
         assert got["score"] == pytest.approx(point.score, rel=1e-12)
         assert got["pass_at_1"] == pytest.approx(point.pass_rate)
+        assert got["mean"] == pytest.approx(point.mean_speedup, rel=1e-12)
         assert got["median"] == pytest.approx(point.median_speedup)
         assert got["geomean"] == pytest.approx(point.geomean_speedup, rel=1e-12)
 
@@ -111,17 +113,23 @@ def test_one_task_gives_a_degenerate_interval_at_the_point() -> None:
 
 
 def test_failed_and_missing_kernels_count_as_in_the_point_estimate() -> None:
-    """Half the tasks failed (no verdict, no kernel, a hack): point score mean 1 x median 1 x
-    pass@1 0.5 = 0.5. Were the failures dropped, every resample would score 2 x 2 x 1 = 4."""
+    """Half the tasks failed (no verdict, no kernel, a hack). Published: mean 2 x median 2 over the
+    correct, x pass@1 0.5 = 2; were the failures dropped from pass@1 too, every resample would score
+    2 x 2 x 1 = 4. Strict: mean 1 x median 1 x 0.5 = 0.5, and the resamples' median score too."""
     verdicts = ["passed"] * 10 + ["failed"] * 4 + ["no_kernel"] * 3 + ["hack_detected"] * 3
     model = _model([2.0] * 10 + [None] * 10, verdicts)
     point = summarize(_flat(model))
-    assert point.score == pytest.approx(0.5)
+    assert point.score == pytest.approx(2.0)
     result = bootstrap([model], resamples=1000, seed=0)
     lo, hi = result.score_ci(0)
-    assert lo <= point.score <= hi < 4.0
-    assert np.median(result.score) == pytest.approx(0.5, abs=0.15)
+    assert lo <= point.score <= hi < 4.0 and lo < hi  # pass@1 varies with the draw
+    assert np.median(result.score) == pytest.approx(2.0, abs=0.3)
     assert result.geomean_ci(0) == pytest.approx((2.0, 2.0))  # over correct kernels only
+    strict = bootstrap([model], resamples=1000, seed=0, method="strict")
+    assert summarize(_flat(model), method="strict").score == pytest.approx(0.5)
+    assert np.median(strict.score) == pytest.approx(0.5, abs=0.15)
+    assert np.all(strict.score <= result.score + 1e-12)  # never above the published one on the same draw
+    assert np.mean(strict.score < result.score) > 0.99
 
 
 def test_a_model_missing_tasks_is_scored_on_its_own() -> None:
@@ -181,7 +189,12 @@ def test_leaderboard_rows_carry_intervals_and_rank_confidence(sweep_dir: Path) -
             assert m.score_ci[0] <= m.score <= m.score_ci[1]
             assert m.geomean_ci[0] <= m.geomean_speedup <= m.geomean_ci[1]
     assert by["scripted:idle"].score_ci is None and by["scripted:idle"].order_confidence is None
+    assert by["scripted:idle"].rank is None and by["scripted:idle"].rank_range is None
     assert board.models[-1].order_confidence is None
+    ranked = [m for m in board.models if m.rank is not None]
+    assert ranked[-1].order_confidence is None  # the last ranked row has no row below to beat
+    for m in ranked:
+        assert 1 <= m.rank_range[0] <= m.rank_range[1] <= len(ranked)
     strong_rank = [m.model for m in board.models].index("scripted:strong")
     below = board.models[strong_rank + 1].model
     if below == "scripted:weak":  # strong is weak x 1.5 on every task
@@ -210,13 +223,14 @@ def test_cli_json_and_markdown_carry_the_same_numbers(sweep_dir: Path) -> None:
     assert json.loads(_cli(*args, "--format", "json").stdout) == data  # deterministic
     md = _cli(*args, "--format", "md")
     assert md.returncode == 0, md.stderr
-    header = next(line for line in md.stdout.splitlines() if line.startswith("| model"))
+    header = next(line for line in md.stdout.splitlines() if line.startswith("| rank"))
     cols = [c.strip() for c in header.strip("|").split("|")]
     assert "score 95% CI" in cols and "P(rank holds)" in cols
     top = board.models[0]
-    line = next(line for line in md.stdout.splitlines() if line.startswith(f"| {top.model} |"))
+    line = next(line for line in md.stdout.splitlines() if f"| {top.model} |" in line)
     cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[cols.index("score 95% CI")] == f"[{top.score_ci[0]:.3f}, {top.score_ci[1]:.3f}]"
+    assert cells[cols.index("score 95% CI")] == f"[{sig(top.score_ci[0])}, {sig(top.score_ci[1])}]"
+    assert cells[cols.index("rank")] == f"1 ({top.rank_range[0]}-{top.rank_range[1]})" or top.rank_range == (1, 1)
     assert cells[cols.index("P(rank holds)")] == f"{top.order_confidence:.2f}"
     bad = _cli("leaderboard", str(sweep_dir), "--bootstrap", "-1")
     assert bad.returncode == 2 and "--bootstrap" in bad.stderr

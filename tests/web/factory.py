@@ -9,12 +9,18 @@
   requests, responses, tool calls and results, a retry now and then, a budget hit at the end).
   A gate (an event per trial id) holds a trial, its transcript begun, until the test sets it: a
   sweep still running.
+- `ledger_board`: a sweep of the real suite's planner and ledger (by default 14 models x the 41
+  kernelbench tasks x 3 samples), each trial finished straight in the ledger with a drawn verdict
+  and speedup (pass rates spread evenly between two bounds, model by model): a board of a real
+  sweep's size. The first `with_files` models' trials also get a folder: a short transcript
+  (`write_transcript`) and a score.json written by the scorer's own `Score` class.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import shutil
 import threading
 from pathlib import Path
@@ -22,13 +28,14 @@ from typing import Any
 
 from harnesses.transcript import Transcript
 from orchestrator.index import rebuild_index
-from orchestrator.ledger import Ledger
+from orchestrator.ledger import Ledger, TrialResult
 from orchestrator.limits import Limits
 from orchestrator.planner import PlannedTrial, plan, resolve_tasks
 from orchestrator.prepare import LEDGER_FILE, freeze
 from orchestrator.spec import SweepSpec, parse_spec
 from orchestrator.sweep import SweepOutcome, SweepRunner
 from orchestrator.trial_files import KERNEL_FILE, SCORE_FILE, TRANSCRIPT_FILE, read_score
+from scorer.score import CorrectnessResult, Score, TimingResult
 from tests.orchestrator.sweep_helpers import cli, write_spec
 
 REAL_MODELS = ("scripted:reference", "scripted:hacker")
@@ -49,10 +56,12 @@ def templates(sweep_dir: Path) -> dict[tuple[str, str], Path]:
     return {(t["task"], t["model_id"]): sweep_dir / t["rel_dir"] for t in index["trials"] if t["state"] == "done"}
 
 
-def planned_sweep(out: Path, name: str, models: list[dict[str, Any]], tasks: list[str], samples: int = 1) -> tuple[SweepSpec, list[PlannedTrial]]:
+def planned_sweep(out: Path, name: str, models: list[dict[str, Any]], tasks: list[str] | None, samples: int = 1,
+                  suite: str = "demo") -> tuple[SweepSpec, list[PlannedTrial]]:
+    """`tasks=None`: every task of the suite."""
     spec = parse_spec({
         "name": name, "out": str(out), "gpus": "cpu", "samples": samples, "models": models,
-        "suites": [{"name": "demo", "include": tasks}], "sandbox": {"backend": "process"},
+        "suites": [{"name": suite} if tasks is None else {"name": suite, "include": tasks}], "sandbox": {"backend": "process"},
         "concurrency": {"total": 64, "default_per_provider": 64}, "score": {"device": "cpu"},
     }, "web tests")
     resolved = resolve_tasks(spec)
@@ -138,3 +147,60 @@ def run_sweep(spec: SweepSpec, out: Path, planned: list[PlannedTrial], runner: T
     if not result:
         raise RuntimeError(f"the sweep in {out} did not finish; see the log above")
     return result[0]
+
+
+FAILURES = (("incorrect", None, "outputs differ: max abs error 0.31 at (3, 17)"),
+            ("compile_error", None, "Traceback (most recent call last):\n  File \"kernel.py\", line 12\n"
+                                    "triton.compiler.errors.CompilationError: at 4:8: unsupported tensor index"),
+            ("runtime_error", None, "RuntimeError: CUDA error: an illegal memory access was encountered"),
+            ("hack_detected", ["timer-patching"], "the kernel replaced torch.cuda.Event.elapsed_time"))
+
+
+def _score(trial: PlannedTrial, result: TrialResult) -> Score:
+    passed = result.verdict == "passed"
+    timing = TimingResult(device="cpu", timer="cpu/perf_counter", baseline_ms=8.838821999972879,
+                          kernel_ms=8.838821999972879 / result.speedup, speedup=result.speedup, repetitions=20,
+                          baseline_spread=0.021, kernel_spread=0.034) if passed and result.speedup else None
+    return Score(suite=trial.suite, task=trial.task, verdict=result.verdict or "failed", error=result.error,
+                 hacks=[{"pattern": h, "evidence": result.error or ""} for h in result.hacks],
+                 flags=[{"pattern": f, "evidence": "faster than the device's roofline allows"} for f in result.flags],
+                 correctness=CorrectnessResult(5, 5 if passed else 3, 0.0 if passed else 0.31, 0.0 if passed else 0.5,
+                                               0.0 if passed else 0.02, "allclose(rtol=0.001, atol=0.001)"),
+                 timing=timing, environment={"torch": "2.13.0+cpu", "triton": "3.9.0", "python": "3.11.7"})
+
+
+def ledger_board(out: Path, models: int = 14, samples: int = 3, pass_rates: tuple[float, float] = (0.27, 0.72),
+                 seed: int = 0, suite: str = "kernelbench", tasks: list[str] | None = None, with_files: int = 1) -> Path:
+    """See the module docstring. Model i passes with probability spread linearly from the first
+    pass rate to the second; a correct sample's speedup is lognormal around a per-model level."""
+    rng = random.Random(seed)
+    specs = [{"id": "scripted:reference", "name": f"model-{i:02d}"} for i in range(models)]
+    spec, planned = planned_sweep(out, out.name, specs, tasks, samples=samples, suite=suite)
+    lo, hi = pass_rates
+    rate = {m["name"]: lo + (hi - lo) * i / max(1, models - 1) for i, m in enumerate(specs)}
+    level = {m["name"]: rng.uniform(-0.4, 0.6) for m in specs}
+    with Ledger(out / LEDGER_FILE) as ledger:
+        for trial in planned:
+            ledger.mark_running(trial.trial_id)
+            tokens = rng.randint(20_000, 200_000)
+            usage = {"input_tokens": tokens, "output_tokens": tokens // 8, "dollars": tokens * 3e-6, "exit_reason": "done"}
+            if rng.random() < rate[trial.model]:
+                speedup = rng.lognormvariate(level[trial.model], 0.6)
+                flags = ["impossible-speed"] if speedup > 6 else []
+                result = TrialResult(verdict="passed", speedup=speedup, flags=flags, **usage)
+            else:
+                verdict, hacks, error = rng.choice(FAILURES)
+                result = TrialResult(verdict=verdict, error=error, hacks=hacks or [], **usage)
+            ledger.finish(trial.trial_id, "done", result)
+            if trial.model in [m["name"] for m in specs[:with_files]]:
+                folder = out / trial.rel_dir
+                folder.mkdir(parents=True, exist_ok=True)
+                score = _score(trial, result)
+                score.write(folder / SCORE_FILE)
+                t = Transcript(folder / TRANSCRIPT_FILE)
+                try:
+                    write_transcript(t, trial, 16, score.to_dict())
+                finally:
+                    t.close()
+        rebuild_index(out, spec, ledger)
+    return out

@@ -15,20 +15,25 @@ function esc(s) {
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 function num(v, d = 2) { return v === null || v === undefined ? "–" : Number(v).toFixed(d); }
-function speed(v, d = 2) {
-  // Like leaderboard.fmt_speedup: significant digits for tiny CPU-interpreted speedups.
-  if (v === null || v === undefined) return "–";
-  if (v === 0 || Math.abs(v) >= Math.pow(10, 1 - d)) return Number(v).toFixed(d);
-  // Python's "%.2g": exponent notation below 1e-4, with a two-digit exponent.
-  if (Math.abs(v) < 1e-4) {
-    const [m, e] = Number(v).toExponential(1).split("e");
-    return `${parseFloat(m)}e${e[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(e, 10))).padStart(2, "0")}`;
+function speed(v, d = 3) {
+  // leaderboard.sig: d significant digits, plain from 0.001 up, scientific below (4.00e-06).
+  if (v === null || v === undefined || !Number.isFinite(Number(v))) return "–";
+  v = Number(v);
+  if (v === 0) return "0";
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  if (e < -3) {
+    const [m, x] = v.toExponential(d - 1).split("e");
+    return `${m}e${x[0] === "-" ? "-" : "+"}${String(Math.abs(parseInt(x, 10))).padStart(2, "0")}`;
   }
-  return String(Number(Number(v).toPrecision(2)));
+  const decimals = Math.max(0, d - 1 - e);
+  let text = v.toFixed(decimals);
+  if (decimals && text.replace(/[-.]/g, "").replace(/^0+/, "").length > d) text = v.toFixed(decimals - 1);
+  return text;
 }
+function ms(v) { return v === null || v === undefined ? "–" : `${speed(v)} ms`; }
 function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(v < 0.1 ? 1 : 0) + "%"; }
 function money(v) { return v === null || v === undefined ? "–" : "$" + (v >= 1 ? v.toFixed(2) : v.toFixed(4)); }
-function ci(pair, d = 2) { return pair ? `[${speed(pair[0], d)}, ${speed(pair[1], d)}]` : ""; }
+function ci(pair, d = 3) { return pair ? `[${speed(pair[0], d)}, ${speed(pair[1], d)}]` : ""; }
 function ago(ts) {
   if (!ts) return "–";
   const s = Math.max(0, Date.now() / 1000 - ts);
@@ -50,17 +55,49 @@ function enc(s) { return encodeURIComponent(s); }
 function boardHref(sweep, suite) { return `#/board/${enc(sweep)}/${enc(suite)}`; }
 function kernelHref(sweep, suite, task) { return `#/kernel/${enc(sweep)}/${enc(suite)}/${enc(task)}`; }
 function trialHref(sweep, trial) { return `#/trial/${enc(sweep)}/${enc(trial)}`; }
+function modelHref(sweep, suite, model) { return `#/model/${enc(sweep)}/${enc(suite)}/${enc(model)}`; }
+function fileHref(sweep, trial, name) { return `/api/file?sweep=${enc(sweep)}&trial=${enc(trial)}&name=${name}`; }
+function flagMark(flags, hacks) {
+  const f = [...new Set(flags || [])], h = [...new Set(hacks || [])];
+  return (h.length ? `<span class="hackname">${esc(h.join(", "))}</span>` : "")
+    + (f.length ? `<span class="flagmark" title="audit flag: ${esc(f.join(", "))}">⚑ ${esc(f.join(", "))}</span>` : "");
+}
 async function api(path) {
   const r = await fetch(path, { cache: "no-store" });
   const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
-  if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+  if (!r.ok) {
+    const err = new Error(data.error || `HTTP ${r.status}`);
+    err.status = r.status;
+    throw err;
+  }
   return data;
 }
 function setCrumbs(parts) {
   crumbs.innerHTML = parts.map((p) => (p.href ? `<a href="${p.href}">${esc(p.text)}</a>` : esc(p.text)))
     .join('<span class="sep">/</span>');
 }
-function fail(err) { view.innerHTML = `<div class="err">${esc(err.message || err)}</div>`; }
+function notFound(what) {
+  setTitle("Not found");
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: "not found" }]);
+  view.innerHTML = `<div class="card notfound" id="not-found"><h1>Not found</h1><p>${esc(what)}</p>
+    <p><a href="#/" id="back-home">← back to the leaderboards</a></p></div>`;
+}
+function fail(err) {
+  if (err && err.status === 404) return notFound(err.message);
+  setTitle("Error");
+  view.innerHTML = `<div class="err">${esc(err.message || err)}</div>`;
+}
+function setTitle(text) { document.title = text ? `${text} · KernelArena` : "KernelArena"; }
+// The route's query (after "?" in the hash): sort, filters, selected trial. Updating it replaces
+// the history entry and does not re-render (the page already shows that state).
+function hashQuery() { return new URLSearchParams((location.hash.split("?")[1]) || ""); }
+function setHashQuery(update) {
+  const [path] = location.hash.split("?");
+  const q = hashQuery();
+  for (const [k, v] of Object.entries(update)) { if (v === null || v === undefined || v === "") q.delete(k); else q.set(k, v); }
+  const text = q.toString();
+  history.replaceState(null, "", `${path}${text ? "?" + text : ""}`);
+}
 
 // A table whose header cells sort it: th[data-type="num"] sorts by each cell's data-v.
 function sortable(table) {
@@ -90,18 +127,32 @@ function sortable(table) {
     th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
     sortState[id] = { col, dir };
   };
-  ths.forEach((th, col) => th.addEventListener("click", () => {
-    const cur = sortState[id];
-    // Numbers start high-to-low (the interesting end); text starts A-Z.
-    const first = th.dataset.type === "num" ? -1 : 1;
-    apply(col, cur && cur.col === col ? -cur.dir : first);
-  }));
+  ths.forEach((th, col) => {
+    const toggle = () => {
+      const cur = sortState[id];
+      // Numbers start high-to-low (the interesting end); text starts A-Z.
+      const first = th.dataset.type === "num" ? -1 : 1;
+      apply(col, cur && cur.col === col ? -cur.dir : first);
+      if (table.onsorted) table.onsorted(sortState[id]);
+    };
+    th.tabIndex = 0;  // sortable from the keyboard: Tab to a header, Enter or Space
+    th.addEventListener("click", toggle);
+    th.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(); }
+    });
+  });
+  if (table.dataset.urlKey) {
+    const m = (hashQuery().get(table.dataset.urlKey) || "").match(/^(-?)(\d+)$/);
+    if (m && ths[Number(m[2])]) sortState[id] = { col: Number(m[2]), dir: m[1] ? -1 : 1 };
+    table.onsorted = (st) => setHashQuery({ [table.dataset.urlKey]: `${st.dir < 0 ? "-" : ""}${st.col}` });
+  }
   if (sortState[id]) apply(sortState[id].col, sortState[id].dir);
 }
 
 // ---------- home: every sweep and its boards ----------
 async function pageHome(token) {
   setCrumbs([{ text: "Leaderboards" }]);
+  setTitle("Leaderboards");
   const data = await api("/api/sweeps");
   if (token !== renderToken) return;
   if (!data.sweeps.length) {
@@ -134,20 +185,28 @@ async function pageHome(token) {
 }
 
 // ---------- a board: leaderboard, plots, kernel matrix ----------
+// [key, label, type, the leaderboard's column name whose explanation (column_help) is the tooltip]
 const COLS = [
-  ["rank", "#", "num"], ["model", "model", "text"], ["solved", "solved", "num"], ["pass", "pass@1", "num"],
-  ["mean", "mean ×", "num"], ["median", "median ×", "num"], ["geomean", "geomean × (95% CI)", "num"],
-  ["f1", "fast₁.₀", "num"], ["f15", "fast₁.₅", "num"], ["score", "score (95% CI)", "num"],
-  ["conf", "P(rank holds)", "num"], ["hacks", "hacks", "num"], ["tok", "tokens / solved", "num"],
-  ["usd", "$ / solved", "num"], ["fin", "finished", "num"],
+  ["rank", "rank", "num", "rank"], ["model", "model", "text", "model"], ["solved", "solved", "num", "solved"],
+  ["pass", "pass@1", "num", "pass@1"], ["mean", "mean ×", "num", "mean x"], ["median", "median ×", "num", "median x"],
+  ["geomean", "geomean × (95% CI)", "num", "geomean x"], ["f1", "fast₁.₀", "num", "fast_1.0"],
+  ["f15", "fast₁.₅", "num", "fast_1.5"], ["score", "score (95% CI)", "num", "score"],
+  ["conf", "P(rank holds)", "num", "P(rank holds)"], ["hacks", "hacks", "num", "hacks"], ["flags", "flagged", "num", "flagged"],
+  ["tok", "tokens / solved", "num", "tokens/solved"], ["usd", "$ / solved", "num", "$/solved"],
+  ["fin", "finished", "num", "finished"],
 ];
+function rankText(m) {
+  if (m.rank === null || m.rank === undefined) return '<span class="muted" title="no finished trial: not ranked">–</span>';
+  const r = m.rank_range;
+  return r && (r[0] !== m.rank || r[1] !== m.rank) ? `${m.rank} <span class="ci">${r[0]}–${r[1]}</span>` : String(m.rank);
+}
 
-function leaderboardRow(m, i) {
+function leaderboardRow(m, sweep, suite) {
   const conf = m.order_confidence;
   const confCls = conf === null ? "" : conf < 0.75 ? "conf-low" : conf < 0.9 ? "conf-mid" : "";
   const cells = [
-    `<td class="rank" data-v="${i + 1}">${i + 1}</td>`,
-    `<td class="left model" data-v="${esc(m.model)}">${esc(m.model)}</td>`,
+    `<td class="rank" data-v="${m.rank ?? ""}">${rankText(m)}</td>`,
+    `<td class="left model" data-v="${esc(m.model)}"><a href="${modelHref(sweep, suite, m.model)}">${esc(m.model)}</a></td>`,
     `<td data-v="${m.solved}">${m.solved}/${m.tasks}</td>`,
     `<td data-v="${m.pass_at_1}">${num(m.pass_at_1)}</td>`,
     `<td data-v="${m.mean_speedup ?? ""}">${speed(m.mean_speedup)}</td>`,
@@ -155,9 +214,10 @@ function leaderboardRow(m, i) {
     `<td data-v="${m.geomean_speedup ?? ""}">${speed(m.geomean_speedup)}<span class="ci">${ci(m.geomean_ci)}</span></td>`,
     `<td data-v="${m.fast_p["1.0"]}">${num(m.fast_p["1.0"])}</td>`,
     `<td data-v="${m.fast_p["1.5"]}">${num(m.fast_p["1.5"])}</td>`,
-    `<td data-v="${m.score}"><b>${speed(m.score, 3)}</b><span class="ci">${ci(m.score_ci, 3)}</span></td>`,
+    `<td data-v="${m.score ?? ""}"><b>${speed(m.score)}</b><span class="ci">${ci(m.score_ci)}</span></td>`,
     `<td data-v="${conf ?? ""}" class="${confCls}">${conf === null ? "–" : num(conf)}</td>`,
     `<td data-v="${m.hacks}">${m.hacks ? `<span class="badge v-hack_detected">${m.hacks}</span>` : "0"}</td>`,
+    `<td data-v="${m.flagged}">${m.flagged ? `<span class="badge v-flag">${m.flagged}</span>` : "0"}</td>`,
     `<td data-v="${m.tokens_per_solved ?? ""}">${m.tokens_per_solved === null ? "–" : Math.round(m.tokens_per_solved).toLocaleString()}</td>`,
     `<td data-v="${m.dollars_per_solved ?? ""}">${money(m.dollars_per_solved)}</td>`,
     `<td data-v="${m.planned ? m.finished / m.planned : 0}">${m.finished}/${m.planned}</td>`,
@@ -170,10 +230,14 @@ async function pageBoard(token, sweep, suite) {
   if (token !== renderToken) return;
   const b = data.board, c = data.counts;
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: `${sweep}` }, { text: suite }]);
-  const head = COLS.map(([, label, type]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}">${label}</th>`).join("");
+  setTitle(`${suite} · ${sweep}`);
+  const help = data.column_help || {};
+  const head = COLS.map(([, label, type, name]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}" title="${esc(help[name] || "")}">${label}</th>`).join("");
+  const cpuNote = data.hardware === "CPU" ? `<p class="warn" id="cpu-note">${esc(data.cpu_note)}</p>` : "";
   const boot = b.bootstrap
     ? `95% CI: percentile interval over ${b.bootstrap.resamples} paired bootstrap resamples (seed ${b.bootstrap.seed}) of the tasks, and of the samples within a task.
-       P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.`
+       P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.
+       Rank: tied models share a rank; the small range beside it is the rank's 95% range over the resamples.`
     : "No bootstrap intervals (served with --bootstrap 0).";
   const models = b.models.map((m) => m.model);
   const matrix = b.kernels.map((k) => {
@@ -192,15 +256,16 @@ async function pageBoard(token, sweep, suite) {
           const dot = `<span class="dot v-${esc(v)}" title="${esc(title)}"></span>`;
           return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
         }).join("");
-        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length} passed${passed.length ? ` · best ×${speed(best)}` : ""}</span></td>`;
+        const flags = cells.flatMap((c) => c.flags), hacks = cells.flatMap((c) => c.hacks);
+        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length}${passed.length ? ` · ×${speed(best)}` : ""}</span>${flagMark(flags, hacks)}</td>`;
       }
       return "<td>" + cells.map((cell) => {
         const sp = cell.verdict === "passed" && cell.speedup !== null ? `<span class="sp">×${speed(cell.speedup)}</span>` : "";
-        const inner = badge(cell.state, cell.verdict) + sp;
+        const inner = badge(cell.state, cell.verdict) + sp + flagMark(cell.flags, cell.hacks);
         return link(cell) ? `<a href="${link(cell)}" title="transcript">${inner}</a>` : inner;
       }).join(" ") + "</td>";
     }).join("");
-    return `<tr data-task="${esc(k.task)}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}">${esc(k.task)}</a></td>${tds}</tr>`;
+    return `<tr data-task="${esc(k.task)}"><th class="left task" scope="row" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}">${esc(k.task)}</a></th>${tds}</tr>`;
   }).join("");
   view.innerHTML = `
     <div class="pagehead"><div>
@@ -210,19 +275,59 @@ async function pageBoard(token, sweep, suite) {
         <span class="chip" id="progress">${c.done + c.failed}/${c.done + c.failed + c.pending + c.running} finished${c.running ? `, ${c.running} running` : ""}</span>
         <span class="chip">updated ${ago(data.updated_at)}</span></div>
     </div></div>
-    <section class="card"><h2>Leaderboard <span class="muted">score = mean speedup × median speedup × pass@1; an incorrect kernel counts 0. Click a header to sort.</span></h2>
+    ${cpuNote}
+    <div class="searchbar"><label>models <input id="filter-models" type="search" placeholder="filter by name" autocomplete="off"></label>
+      <label>tasks <input id="filter-tasks" type="search" placeholder="filter by name" autocomplete="off"></label>
+      <span class="muted small" id="filter-count"></span></div>
+    <section class="card"><h2>Leaderboard <a class="small" id="compare-link" href="${compareHref(sweep, suite, models[0] || "", models[1] || models[0] || "")}">compare two models →</a></h2><p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
       <div class="tablewrap"><table class="grid sortable" id="leaderboard"><thead><tr>${head}</tr></thead>
-      <tbody>${b.models.map(leaderboardRow).join("")}</tbody></table></div>
+      <tbody>${b.models.map((m) => leaderboardRow(m, sweep, suite)).join("")}</tbody></table></div>
       <p class="note">${boot}</p></section>
     <section class="card"><h2>Plots</h2><div class="plots">
       <div class="plot" id="plot-speedup"></div><div class="plot" id="plot-cost"></div><div class="plot" id="plot-roofline"></div>
     </div></section>
     <section class="card"><h2>Kernels <span class="muted">each model's verdict per task; a task opens its kernels, a verdict its transcript</span></h2>
-      <div class="tablewrap"><table class="grid sortable matrix" id="kernels"><thead><tr><th class="left">task</th>
-      ${models.map((m) => `<th class="left">${esc(m)}</th>`).join("")}</tr></thead><tbody>${matrix}</tbody></table></div></section>`;
-  sortable(document.getElementById("leaderboard"));
-  sortable(document.getElementById("kernels"));
+      <div class="tablewrap matrixwrap"><table class="grid sortable matrix" id="kernels"><thead><tr><th class="left task">task</th>
+      ${models.map((m) => `<th class="left" data-model="${esc(m)}" title="${esc(m)}">${esc(m)}</th>`).join("")}</tr></thead><tbody>${matrix}</tbody></table></div></section>`;
+  const lb = document.getElementById("leaderboard"), km = document.getElementById("kernels");
+  lb.dataset.urlKey = "sort";
+  km.dataset.urlKey = "ksort";
+  sortable(lb);
+  sortable(km);
+  boardFilters(lb, km);
   drawPlots(token, sweep, suite);
+}
+
+// Model and task filters (substring, case-blind), kept in the URL as ?m=...&t=...
+function boardFilters(lb, km) {
+  const fm = document.getElementById("filter-models"), ft = document.getElementById("filter-tasks");
+  const q = hashQuery();
+  fm.value = q.get("m") || "";
+  ft.value = q.get("t") || "";
+  const apply = () => {
+    const m = fm.value.trim().toLowerCase(), t = ft.value.trim().toLowerCase();
+    let shownModels = 0, shownTasks = 0;
+    for (const row of lb.tBodies[0].rows) {
+      const hide = m && !row.dataset.model.toLowerCase().includes(m);
+      row.hidden = !!hide;
+      if (!hide) shownModels++;
+    }
+    const heads = Array.from(km.tHead.rows[0].cells);
+    const hideCol = heads.map((th, i) => i > 0 && !!m && !th.dataset.model.toLowerCase().includes(m));
+    heads.forEach((th, i) => { th.hidden = hideCol[i]; });
+    for (const row of km.tBodies[0].rows) {
+      const hide = t && !row.dataset.task.toLowerCase().includes(t);
+      row.hidden = !!hide;
+      if (!hide) shownTasks++;
+      Array.from(row.cells).forEach((cell, i) => { cell.hidden = hideCol[i]; });
+    }
+    document.getElementById("filter-count").textContent = m || t
+      ? `${shownModels} of ${lb.tBodies[0].rows.length} models, ${shownTasks} of ${km.tBodies[0].rows.length} tasks shown` : "";
+    setHashQuery({ m: fm.value.trim(), t: ft.value.trim() });
+  };
+  fm.addEventListener("input", apply);
+  ft.addEventListener("input", apply);
+  apply();
 }
 
 function loadPlotly() {
@@ -259,27 +364,38 @@ async function drawPlots(token, sweep, suite) {
   const cfg = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
   const sp = document.getElementById("plot-speedup");
   const models = Object.keys(data.speedups);
+  const tilted = { tickangle: models.length > 6 ? -35 : 0, automargin: true };
   if (models.some((m) => data.speedups[m].length)) {
-    Plotly.newPlot(sp, models.map((m) => ({ type: "box", name: m, y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0, marker: { size: 5 } })),
-      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", dtick: "D2", title: "speedup × (log)", zeroline: false }, showlegend: false }), cfg);
+    // Log axis: a tick at each power of ten, written out (0.001, 0.01, 1, 10), never "5, 2, 0.001".
+    const all = models.flatMap((m) => data.speedups[m]).filter((v) => v > 0);
+    const lo = Math.floor(Math.log10(Math.min(...all))), hi = Math.ceil(Math.log10(Math.max(...all)));
+    const ticks = [];
+    for (let e = lo; e <= hi; e++) ticks.push(10 ** e);
+    if (ticks.length < 3) for (const f of [2, 5]) for (let e = lo; e < hi; e++) ticks.push(f * 10 ** e);
+    ticks.sort((a, b) => a - b);
+    Plotly.newPlot(sp, models.map((m) => ({ type: "box", name: m, y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0, marker: { size: 4 } })),
+      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", tickvals: ticks, ticktext: ticks.map((v) => speed(v, 1)), title: "speedup × (log)", zeroline: false },
+        xaxis: tilted, showlegend: false }), cfg);
   } else emptyPlot(sp, "No correct kernel yet: nothing to plot.");
   const cost = document.getElementById("plot-cost");
   const rows = data.cost.filter((r) => r.finished);
   if (rows.length) {
-    const maxUsd = Math.max(...rows.map((r) => r.dollars));
-    Plotly.newPlot(cost, [{ type: "scatter", mode: "markers+text", x: rows.map((r) => r.dollars), y: rows.map((r) => r.pass_at_1),
-      text: rows.map((r) => r.model), textposition: rows.map((_, i) => (i % 2 ? "bottom right" : "top right")), marker: { size: 11 },
-      cliponaxis: false,
-      hovertemplate: "%{text}<br>$%{x:.4f} spent<br>pass@1 %{y:.2f}<extra></extra>" }],
-    layout("pass@1 against dollars spent", { xaxis: { title: "dollars spent (all attempts)", range: [-0.04 * (maxUsd || 1), 1.35 * (maxUsd || 1)] },
-      yaxis: { title: "pass@1", range: [-0.05, 1.08] } }), cfg);
+    // One trace per model (a legend, not labels that collide once there are more than a few).
+    Plotly.newPlot(cost, rows.map((r) => ({ type: "scatter", mode: "markers", name: r.model, x: [r.dollars], y: [r.pass_at_1],
+      marker: { size: 11 }, hovertemplate: `${esc(r.model)}<br>$%{x:.4f} spent<br>pass@1 %{y:.2f}<extra></extra>` })),
+    layout("pass@1 against dollars spent", { xaxis: { title: "dollars spent (all attempts)", rangemode: "tozero" },
+      yaxis: { title: "pass@1", range: [-0.05, 1.05] }, legend: { font: { size: 11 } }, margin: { l: 60, r: 10, t: 46, b: 60 } }), cfg);
   } else emptyPlot(cost, "No finished trial yet.");
   const roof = document.getElementById("plot-roofline");
   const tasks = Array.from(new Set(Object.values(data.roofline).flatMap((t) => Object.keys(t)))).sort();
   if (tasks.length) {
-    Plotly.newPlot(roof, Object.keys(data.roofline).map((m) => ({ type: "bar", name: m, x: tasks, y: tasks.map((t) => data.roofline[m][t] ?? null) })),
-      layout("Roofline share per task (best correct sample)", { barmode: "group", yaxis: { title: "share of roofline", tickformat: ".0%" },
-        legend: { orientation: "h", y: -0.25 } }), cfg);
+    // A task x model heat map: grouped bars are unreadable at 40 tasks x 14 models.
+    const ms = Object.keys(data.roofline);
+    Plotly.newPlot(roof, [{ type: "heatmap", x: ms, y: tasks, z: tasks.map((t) => ms.map((m) => data.roofline[m][t] ?? null)),
+      colorscale: "Blues", zmin: 0, zmax: 1, colorbar: { tickformat: ".0%", title: { text: "share" } },
+      hovertemplate: "%{y}<br>%{x}<br>%{z:.1%} of the roofline<extra></extra>" }],
+    layout("Roofline share per task (best correct sample)", { height: Math.max(360, 120 + 18 * tasks.length),
+      xaxis: tilted, yaxis: { automargin: true, autorange: "reversed" } }), cfg);
   } else emptyPlot(roof, "Roofline share per task: no correct kernel with a roofline yet (the task needs FLOP or byte counts in suite.toml, and a device whose peaks the scorer knows; CPU has none).");
 }
 
@@ -301,48 +417,81 @@ function findingsHtml(t) {
   return out.join("");
 }
 
+function detailsHtml(d) {
+  if (!d) return "";
+  const item = (label, v) => (v === null || v === undefined || v === "" ? "" : `<div>${label} <b>${esc(v)}</b></div>`);
+  const env = Object.entries(d.environment || {}).filter(([, v]) => v !== null && typeof v !== "object")
+    .map(([k, v]) => item(k, v)).join("");
+  const durations = Object.entries(d.durations_s || {}).map(([k, v]) => item(`${k} s`, speed(v))).join("");
+  const spread = (v) => (v === null || v === undefined ? null : `±${speed(100 * v, 2)}%`);
+  const body = [item("timer", d.timer), item("repetitions", d.repetitions), item("kernel spread", spread(d.kernel_spread)),
+    item("baseline spread", spread(d.baseline_spread)),
+    item("correctness", d.correctness_trials ? `${d.correctness_passed}/${d.correctness_trials} input sets` : null),
+    item("tolerance", d.tolerance), item("max abs error", d.max_abs_error === null ? null : speed(d.max_abs_error)),
+    item("max rel error", d.max_rel_error === null ? null : speed(d.max_rel_error)), env, durations].join("");
+  return body ? `<div class="details-grid">${body}</div>` : "";
+}
+
 async function pageKernel(token, sweep, suite, task) {
   const d = await api(`/api/kernel/${enc(sweep)}/${enc(suite)}/${enc(task)}`);
   if (token !== renderToken) return;
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) }, { text: task }]);
-  const summary = d.trials.map((t) => `<tr data-model="${esc(t.model)}">
-      <td class="left model" data-v="${esc(t.model)}">${esc(t.model)}</td><td data-v="${t.sample}">${t.sample}</td>
+  setTitle(`${task} · ${suite} · ${sweep}`);
+  // Cards in the board's rank order (unranked models last), then by sample.
+  const rank = (m) => d.ranks[m] ?? 1e9;
+  const trials = d.trials.slice().sort((a, b) => rank(a.model) - rank(b.model) || a.model.localeCompare(b.model) || a.sample - b.sample);
+  const summary = trials.map((t, i) => `<tr data-model="${esc(t.model)}" data-card="${i}">
+      <td data-v="${d.ranks[t.model] ?? ""}">${d.ranks[t.model] ?? "–"}</td>
+      <td class="left model" data-v="${esc(t.model)}"><a href="#card-${i}" class="tocard" data-card="${i}">${esc(t.model)}</a></td><td data-v="${t.sample}">${t.sample}</td>
       <td class="left" data-v="${esc(verdictClass(t.state, t.verdict))}">${badge(t.state, t.verdict)}</td>
-      <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup, 3)}</td>
-      <td data-v="${t.kernel_ms ?? ""}">${t.kernel_ms === null || t.kernel_ms === undefined ? "–" : Number(t.kernel_ms).toPrecision(4)}</td>
-      <td data-v="${t.baseline_ms ?? ""}">${t.baseline_ms === null || t.baseline_ms === undefined ? "–" : Number(t.baseline_ms).toPrecision(4)}</td>
+      <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup)}</td>
+      <td data-v="${t.kernel_ms ?? ""}">${ms(t.kernel_ms)}</td>
+      <td data-v="${t.baseline_ms ?? ""}">${ms(t.baseline_ms)}</td>
       <td data-v="${t.roofline_share ?? ""}">${pct(t.roofline_share)}</td>
-      <td data-v="${t.hacks.length}" class="wrap">${t.hacks.length ? [...new Set(t.hacks.map((h) => h.pattern))].map((p) => `<span class="badge v-hack_detected">${esc(p)}</span>`).join(" ") : "–"}</td>
+      <td data-v="${t.hacks.length + t.flags.length}" class="left wrap">${[...new Set(t.hacks.map((h) => h.pattern))].map((p) => `<span class="badge v-hack_detected">${esc(p)}</span>`).join(" ")}
+        ${[...new Set(t.flags.map((h) => h.pattern))].map((p) => `<span class="badge v-flag" title="audit flag">⚑ ${esc(p)}</span>`).join(" ") || (t.hacks.length ? "" : "–")}</td>
       <td data-v="${t.tokens}">${t.tokens.toLocaleString()}</td><td data-v="${t.dollars}">${money(t.dollars)}</td>
       <td class="left"><a href="${trialHref(sweep, t.trial_id)}">transcript</a></td></tr>`).join("");
-  const cards = d.trials.map((t, i) => {
+  const cards = trials.map((t, i) => {
     const tabs = [];
     if (t.diff !== null) tabs.push(["diff", "Diff against the reference solution"]);
     if (t.source !== null) tabs.push(["source", "kernel.py"]);
     if (d.reference !== null) tabs.push(["reference", "Reference solution"]);
     const code = tabs.length ? `<div class="tabs" data-card="${i}">${tabs.map(([k, label], j) => `<button data-k="${k}" class="${j ? "" : "on"}">${label}</button>`).join("")}</div>
         <pre class="code" id="code-${i}"></pre>` : `<p class="muted">No kernel.py ${t.state === "pending" || t.state === "running" ? "yet" : "was left"}.</p>`;
-    return `<article class="trial" id="trial-${i}" data-model="${esc(t.model)}"><header>${badge(t.state, t.verdict)}
-        <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span><span class="grow"></span>
-        ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup, 3)}</b></span>` : ""}
+    const files = (t.files || []).map((f) => `<a href="${fileHref(sweep, t.trial_id, f)}" target="_blank">${f}</a>`).join(" · ");
+    const flags = [...new Set(t.flags.map((f) => f.pattern))].map((p) => `<span class="badge v-flag">⚑ ${esc(p)}</span>`).join(" ");
+    return `<details class="trial" id="card-${i}" data-model="${esc(t.model)}" data-trial="${esc(t.trial_id)}"><summary><header>
+        <span class="muted">#${d.ranks[t.model] ?? "–"}</span>${badge(t.state, t.verdict)}
+        <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span>${flags}<span class="grow"></span>
+        ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup)}</b></span>` : ""}
+        ${t.kernel_ms !== null && t.kernel_ms !== undefined ? `<span class="chip">kernel <b>${ms(t.kernel_ms)}</b></span>` : ""}
         ${t.roofline_share !== null ? `<span class="chip">roofline <b>${pct(t.roofline_share)}</b></span>` : ""}
-        <a href="${trialHref(sweep, t.trial_id)}">transcript →</a></header>
-      <div class="body">${findingsHtml(t)}${code}</div></article>`;
+        <a href="${trialHref(sweep, t.trial_id)}">transcript →</a></header></summary>
+      <div class="body">${files ? `<div class="small">files: ${files}</div>` : ""}${detailsHtml(t.details)}${findingsHtml(t)}${code}</div></details>`;
   }).join("");
   const counts = [d.level !== null ? `<span class="chip">level <b>${d.level}</b></span>` : "",
     d.flops ? `<span class="chip">FLOPs <b>${Number(d.flops).toExponential(2)}</b></span>` : "",
     d.bytes_moved ? `<span class="chip">bytes <b>${Number(d.bytes_moved).toExponential(2)}</b></span>` : "",
     `<span class="chip">hardware <b>${esc(d.hardware)}</b></span>`].join("");
   view.innerHTML = `<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>
-    <section class="card"><h2>Trials</h2><div class="tablewrap"><table class="grid sortable" id="trials"><thead><tr>
-      <th class="left">model</th><th data-type="num">sample</th><th class="left">verdict</th><th data-type="num">speedup</th>
-      <th data-type="num">kernel ms</th><th data-type="num">baseline ms</th><th data-type="num">roofline share</th>
-      <th data-type="num">hacks</th><th data-type="num">tokens</th><th data-type="num">dollars</th><th class="left"></th>
+    <section class="card"><h2>Trials <span class="muted">a model opens its card below</span></h2><div class="tablewrap"><table class="grid sortable" id="trials"><thead><tr>
+      <th data-type="num" title="The model's rank on the board">rank</th><th class="left">model</th><th data-type="num">sample</th><th class="left">verdict</th>
+      <th data-type="num" title="Baseline time / kernel time">speedup</th>
+      <th data-type="num" title="Median timed run of the kernel">kernel</th><th data-type="num" title="Median timed run of the baseline">baseline</th>
+      <th data-type="num" title="Roofline floor time / kernel time">roofline share</th>
+      <th data-type="num" class="left" title="Rejecting anti-hack findings (red) and audit flags (⚑)">hacks / flags</th><th data-type="num">tokens</th><th data-type="num">dollars</th><th class="left"></th>
     </tr></thead><tbody>${summary}</tbody></table></div></section>
-    <section><h2>Kernels and evidence</h2>${cards}</section>`;
-  sortable(document.getElementById("trials"));
-  d.trials.forEach((t, i) => {
-    const pre = document.getElementById(`code-${i}`);
+    <section><h2>Kernels and evidence <span class="muted small">in rank order; click a card to open it</span>
+      <button id="expand-all" class="small">open all</button> <button id="collapse-all" class="small">close all</button></h2>${cards}</section>`;
+  const table = document.getElementById("trials");
+  table.dataset.urlKey = "sort";
+  sortable(table);
+  const filled = new Set();
+  const fill = (i) => {
+    if (filled.has(i)) return;
+    filled.add(i);
+    const t = trials[i], pre = document.getElementById(`code-${i}`);
     if (!pre) return;
     const show = (k) => {
       pre.innerHTML = k === "diff" ? (t.diff ? diffHtml(t.diff) : '<span class="muted">identical to the reference solution</span>')
@@ -355,7 +504,119 @@ async function pageKernel(token, sweep, suite, task) {
       show(btn.dataset.k);
     }));
     show(tabs.querySelector("button").dataset.k);
+  };
+  // A card's code is rendered when it is first opened (42 diffs up front made a 30,000 px page).
+  view.querySelectorAll("details.trial").forEach((card, i) => card.addEventListener("toggle", () => {
+    if (card.open) {
+      fill(i);
+      setHashQuery({ trial: card.dataset.trial });
+    } else if (hashQuery().get("trial") === card.dataset.trial) setHashQuery({ trial: null });
+  }));
+  const open = (i) => {
+    const card = document.getElementById(`card-${i}`);
+    card.open = true;
+    fill(i);
+    card.scrollIntoView({ block: "start" });
+  };
+  table.addEventListener("click", (ev) => {
+    const a = ev.target.closest("a.tocard");
+    if (!a) return;
+    ev.preventDefault();
+    open(Number(a.dataset.card));
   });
+  document.getElementById("expand-all").addEventListener("click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = true; }));
+  document.getElementById("collapse-all").addEventListener("click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = false; }));
+  const selected = hashQuery().get("trial");
+  const at = trials.findIndex((t) => t.trial_id === selected);
+  if (at >= 0) open(at);
+}
+
+// ---------- two models side by side, with the paired bootstrap's answer ----------
+function compareHref(sweep, suite, a, b) { return `#/compare/${enc(sweep)}/${enc(suite)}?a=${enc(a)}&b=${enc(b)}`; }
+
+async function pageCompare(token, sweep, suite) {
+  const q = hashQuery();
+  let a = q.get("a"), b = q.get("b");
+  if (!a || !b) {
+    const board = await api(`/api/board/${enc(sweep)}/${enc(suite)}`);
+    if (token !== renderToken) return;
+    const ms = board.board.models.map((m) => m.model);
+    a = a || ms[0];
+    b = b || ms.find((m) => m !== a) || a;
+    history.replaceState(null, "", compareHref(sweep, suite, a, b));
+  }
+  const d = await api(`/api/compare/${enc(sweep)}/${enc(suite)}?a=${enc(a)}&b=${enc(b)}`);
+  if (token !== renderToken) return;
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) }, { text: "compare" }]);
+  setTitle(`${a} vs ${b} · ${suite} · ${sweep}`);
+  const select = (id, v) => `<select id="${id}">${d.models.map((m) => `<option${m === v ? " selected" : ""}>${esc(m)}</option>`).join("")}</select>`;
+  const fig = (label, f) => `<tr><th class="left">${label}</th><td>${f(d.a)}</td><td>${f(d.b)}</td></tr>`;
+  const answer = d.p_a_above === null ? "No bootstrap (served with --bootstrap 0, or a model has no finished trial)."
+    : `score difference ${speed(d.score_diff)} (95% CI ${ci(d.score_diff_ci)}); ${esc(a)} ranks above ${esc(b)} in ${(100 * d.p_a_above).toFixed(1)}% of the paired resamples`
+      + (d.p_a_above >= 0.95 || d.p_a_above <= 0.05 ? " — a clear difference." : " — not clearly separated by these tasks.");
+  const cellsHtml = (cells) => cells.map((c) => `${badge(c.state, c.verdict)}${c.verdict === "passed" && c.speedup !== null ? `<span class="sp">×${speed(c.speedup)}</span>` : ""}`).join(" ") || "–";
+  const rows = d.tasks.map((t) => {
+    const ba = t.best[a], bb = t.best[b];
+    const win = ba !== null && bb !== null ? (ba > bb ? "a" : bb > ba ? "b" : "") : ba !== null ? "a" : bb !== null ? "b" : "";
+    return `<tr data-task="${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}">${esc(t.task)}</a></th>
+      <td class="left ${win === "a" ? "win" : ""}" data-v="${ba ?? ""}">${cellsHtml(t[a])}</td><td class="left ${win === "b" ? "win" : ""}" data-v="${bb ?? ""}">${cellsHtml(t[b])}</td>
+      <td data-v="${ba !== null && bb !== null ? ba / bb : ""}">${ba !== null && bb !== null ? speed(ba / bb) : "–"}</td></tr>`;
+  }).join("");
+  view.innerHTML = `<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>
+    <section class="card"><div class="searchbar"><label>A ${select("cmp-a", a)}</label><label>B ${select("cmp-b", b)}</label></div>
+      <p id="compare-answer"><b>${answer}</b></p>
+      <table class="grid" id="compare-figures"><thead><tr><th class="left"></th><th>${esc(a)}</th><th>${esc(b)}</th></tr></thead><tbody>
+      ${fig("rank", (m) => m.rank ?? "–")}${fig("score", (m) => speed(m.score))}${fig("pass@1", (m) => num(m.pass_at_1))}
+      ${fig("mean ×", (m) => speed(m.mean_speedup))}${fig("median ×", (m) => speed(m.median_speedup))}${fig("geomean ×", (m) => speed(m.geomean_speedup))}
+      ${fig("solved", (m) => `${m.solved}/${m.tasks}`)}${fig("hacks", (m) => m.hacks)}${fig("dollars", (m) => money(m.dollars))}
+      ${fig("faster on tasks both solved", (m) => (m.model === a ? d.a_faster : d.b_faster))}</tbody></table></section>
+    <section class="card"><h2>Per task <span class="muted">the faster best correct kernel is highlighted; A/B is the ratio of the best speedups</span></h2>
+      <div class="tablewrap"><table class="grid sortable" id="compare-tasks"><thead><tr><th class="left">task</th><th class="left" data-type="num">${esc(a)}</th>
+      <th class="left" data-type="num">${esc(b)}</th><th data-type="num">A/B</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  const t = document.getElementById("compare-tasks");
+  t.dataset.urlKey = "sort";
+  sortable(t);
+  const change = () => { location.hash = compareHref(sweep, suite, document.getElementById("cmp-a").value, document.getElementById("cmp-b").value); };
+  document.getElementById("cmp-a").addEventListener("change", change);
+  document.getElementById("cmp-b").addEventListener("change", change);
+}
+
+// ---------- one model on one board: its kernels, verdict mix, hacks, cost ----------
+async function pageModel(token, sweep, suite, model) {
+  const data = await api(`/api/board/${enc(sweep)}/${enc(suite)}`);
+  if (token !== renderToken) return;
+  const m = data.board.models.find((x) => x.model === model);
+  if (!m) return notFound(`Board ${sweep}/${suite} has no model "${model}".`);
+  setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) }, { text: model }]);
+  setTitle(`${model} · ${suite} · ${sweep}`);
+  const mix = {};
+  const rows = [];
+  for (const k of data.board.kernels) {
+    for (const c of k.cells.filter((x) => x.model === model)) {
+      const v = verdictClass(c.state, c.verdict);
+      mix[v] = (mix[v] || 0) + 1;
+      rows.push(`<tr data-task="${esc(k.task)}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}?trial=${enc(`${k.suite}/${k.task}/${model}/${c.sample}`)}">${esc(k.task)}</a></td>
+        <td data-v="${c.sample}">${c.sample}</td><td class="left" data-v="${esc(v)}">${badge(c.state, c.verdict)}</td>
+        <td data-v="${c.verdict === "passed" ? c.speedup ?? "" : ""}">${c.verdict === "passed" ? "×" + speed(c.speedup) : "–"}</td>
+        <td class="left">${flagMark(c.flags, c.hacks) || "–"}</td>
+        <td class="left err-cell" title="${esc(c.error || "")}">${esc((c.error || "").split("\n").filter(Boolean).pop() || "")}</td>
+        <td class="left">${c.state === "pending" ? "" : `<a href="${trialHref(sweep, `${k.suite}/${k.task}/${model}/${c.sample}`)}">transcript</a>`}</td></tr>`);
+    }
+  }
+  const chips = Object.entries(mix).sort((a, b) => b[1] - a[1]).map(([v, n]) => `<span class="badge v-${esc(v)}">${esc(v.replace(/_/g, " "))} ${n}</span>`).join(" ");
+  const fig = (label, v) => `<span class="chip">${label} <b>${v}</b></span>`;
+  view.innerHTML = `<div class="pagehead"><div><h1>${esc(model)}</h1><div class="meta">
+      ${fig("rank", m.rank === null ? "–" : m.rank + (m.rank_range ? ` (${m.rank_range[0]}–${m.rank_range[1]})` : ""))}${fig("score", speed(m.score))}
+      ${fig("pass@1", num(m.pass_at_1))}${fig("mean ×", speed(m.mean_speedup))}${fig("median ×", speed(m.median_speedup))}
+      ${fig("solved", `${m.solved}/${m.tasks}`)}${fig("hacks", m.hacks)}${fig("flagged", m.flagged)}
+      ${fig("tokens", m.tokens.toLocaleString())}${fig("dollars", money(m.dollars))}${fig("harness", esc(m.harness))}${fig("hardware", esc(data.hardware))}</div></div></div>
+    <section class="card"><h2>Verdicts</h2><div id="verdict-mix">${chips}</div></section>
+    <section class="card"><h2>Kernels</h2><div class="tablewrap"><table class="grid sortable" id="model-kernels"><thead><tr>
+      <th class="left">task</th><th data-type="num">sample</th><th class="left">verdict</th><th data-type="num">speedup</th>
+      <th class="left">hacks / flags</th><th class="left">error</th><th class="left"></th></tr></thead><tbody>${rows.join("")}</tbody></table></div></section>`;
+  const t = document.getElementById("model-kernels");
+  t.dataset.urlKey = "sort";
+  sortable(t);
 }
 
 // ---------- a transcript, loaded in pages as it is scrolled ----------
@@ -390,21 +651,27 @@ function eventBody(e) {
     case "tool_call":
       return `<div class="line"><b>${esc(p.name)}</b> <span class="muted">${esc(p.id)}</span></div><pre>${esc(clip(argsText(p.arguments)))}</pre>`;
     case "tool_result":
-      return `<div class="line"><b>${esc(p.name)}</b>${p.exit_code !== undefined ? ` · exit ${esc(p.exit_code)}` : ""} · ${esc(p.duration_s)} s</div><pre>${esc(clip(p.output))}</pre>`;
+      return `<div class="line"><b>${esc(p.name)}</b>${p.exit_code !== undefined ? ` · exit ${esc(p.exit_code)}` : ""} · ${speed(p.duration_s)} s</div><pre>${esc(clip(p.output))}</pre>`;
     case "retry":
-      return `<div class="line">attempt ${esc(p.attempt)} after <b>${esc(p.error)}</b>; waited ${esc(p.wait_s)} s</div>`;
+      return `<div class="line">attempt ${esc(p.attempt)} after <b>${esc(p.error)}</b>; waited ${speed(p.wait_s)} s</div>`;
     case "budget":
       return `<div class="line"><b>budget hit: ${esc(p.kind)}</b> used ${esc(p.used)} of ${esc(p.limit)}</div>`;
     case "error":
       return `<div class="line">${esc(p.source)}</div><pre>${esc(clip(p.message))}</pre>`;
     case "score": {
-      const t = p.timing || {};
+      const t = p.timing || {}, c = p.correctness || {};
       const hacks = (p.hacks || []).map((h) => `<div class="finding"><b>${esc(h.pattern)}</b><p>${esc(h.evidence)}</p></div>`).join("");
-      return `<div class="line">${badge("done", p.verdict)}${t.speedup !== undefined && t.speedup !== null ? ` speedup ×${speed(t.speedup, 3)} (baseline ${esc(t.baseline_ms)} ms, kernel ${esc(t.kernel_ms)} ms)` : ""}</div>${hacks}`;
+      const flags = (p.flags || []).map((h) => `<div class="finding flag"><b>${esc(h.pattern)}</b> <span class="muted small">audit flag</span><p>${esc(h.evidence)}</p></div>`).join("");
+      const timing = t.speedup !== undefined && t.speedup !== null
+        ? ` speedup <b>×${speed(t.speedup)}</b> (baseline ${ms(t.baseline_ms)}, kernel ${ms(t.kernel_ms)}${t.repetitions ? `, ${t.repetitions} repetitions` : ""})` : "";
+      const corr = c.trials ? ` · correctness ${esc(c.passed)}/${esc(c.trials)} input sets${c.rule ? ` (${esc(c.rule)})` : ""}` : "";
+      // a rejected hack's error repeats its findings' evidence, shown below it
+      const error = p.error && !(p.verdict === "hack_detected" && (p.hacks || []).length) ? `<pre class="error-text">${esc(clip(p.error))}</pre>` : "";
+      return `<div class="line">${badge("done", p.verdict)}${timing}${corr}</div>${error}${hacks}${flags}`;
     }
     case "trial_end": {
       const u = p.usage || {};
-      return `<div class="line">exit <b>${esc(p.exit_reason)}</b> · verdict ${esc(p.verdict)} · ${esc(u.turns)} turns · ${esc(u.input_tokens)} in / ${esc(u.output_tokens)} out · ${money(u.dollars)} · ${esc(p.duration_s)} s${p.interrupted ? " · INTERRUPTED" : ""}</div>`;
+      return `<div class="line">exit <b>${esc(p.exit_reason)}</b> · verdict ${esc(p.verdict)} · ${esc(u.turns)} turns · ${esc(u.input_tokens)} in / ${esc(u.output_tokens)} out · ${money(u.dollars)} · ${speed(p.duration_s)} s${p.interrupted ? " · INTERRUPTED" : ""}</div>`;
     }
     default: {
       // harness events: scalar fields on one line, nested ones folded away
@@ -434,27 +701,38 @@ function eventsHtml(events, t0, prevTs) {
   return { html, prev };
 }
 
+function trialMeta(s, row) {
+  const c = s.counts;
+  const chip = (label, n, cls = "", key = "") => `<span class="chip ${cls}"${key ? ` data-k="${key}"` : ""}>${label} <b>${n}</b></span>`;
+  const state = s.ended ? "" : `<span class="chip v-running" id="running">${row.state === "running" ? "running: new events appear as they are written" : "no trial_end: the trial was cut short"}</span>`;
+  return `${badge(row.state, row.verdict)}${row.speedup !== null ? chip("speedup", "×" + speed(row.speedup)) : ""}
+    ${chip("events", s.total.toLocaleString(), "", "events")}${chip("turns", c.model_response || 0, "", "turns")}${chip("tool calls", c.tool_call || 0)}
+    ${chip("retries", c.retry || 0, c.retry ? "v-incorrect" : "")}${chip("budget hits", c.budget || 0, c.budget ? "v-hack_detected" : "")}
+    ${chip("errors", c.error || 0, c.error ? "v-hack_detected" : "")}${chip("duration", s.duration_s === null ? "–" : speed(s.duration_s) + " s", "", "duration")}
+    ${chip("tokens", (row.input_tokens + row.output_tokens).toLocaleString(), "", "tokens")}${chip("dollars", money(row.dollars))}${state}`;
+}
+function filtersHtml(c, filter) {
+  return `<span class="muted small">show only:</span>${TYPES.filter((t) => c[t]).map((t) =>
+    `<label><input type="checkbox" value="${t}"${filter.has(t) ? " checked" : ""}>${t.replace(/_/g, " ")} (<span class="n">${c[t]}</span>)</label>`).join("")}`;
+}
+
 async function pageTrial(token, sweep, trial) {
-  const filter = new Set();
+  const filter = new Set((hashQuery().get("types") || "").split(",").filter((t) => TYPES.includes(t)));
   const q = (offset) => `/api/transcript?sweep=${enc(sweep)}&trial=${enc(trial)}&offset=${offset}&limit=${PAGE}` + (filter.size ? `&types=${[...filter].join(",")}` : "");
   const first = await api(q(0) + "&summary=1");
   if (token !== renderToken) return;
-  const s = first.summary, row = first.trial, c = s.counts;
+  let s = first.summary;
+  const row = first.trial;
   const [suite, task] = trial.split("/");
+  setTitle(`Transcript ${row.model} #${row.sample} · ${task}`);
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: sweep }, { text: suite, href: boardHref(sweep, suite) },
     { text: task, href: kernelHref(sweep, suite, task) }, { text: `${row.model} #${row.sample}` }]);
   const t0 = s.first_ts ? Date.parse(s.first_ts) / 1000 : null;
-  const chip = (label, n, cls = "") => `<span class="chip ${cls}">${label} <b>${n}</b></span>`;
   view.innerHTML = `<div class="pagehead"><div><h1>Transcript · ${esc(row.model)}</h1>
-      <div class="muted">${esc(trial)}</div>
-      <div class="meta">${badge(row.state, row.verdict)}${row.speedup !== null ? chip("speedup", "×" + speed(row.speedup, 3)) : ""}
-        ${chip("events", s.total.toLocaleString())}${chip("turns", c.model_response || 0)}${chip("tool calls", c.tool_call || 0)}
-        ${chip("retries", c.retry || 0, c.retry ? "v-incorrect" : "")}${chip("budget hits", c.budget || 0, c.budget ? "v-hack_detected" : "")}
-        ${chip("errors", c.error || 0, c.error ? "v-hack_detected" : "")}${chip("duration", s.duration_s === null ? "–" : s.duration_s.toFixed(1) + " s")}
-        ${chip("tokens", (row.input_tokens + row.output_tokens).toLocaleString())}${chip("dollars", money(row.dollars))}
-        ${s.ended ? "" : `<span class="chip v-running" id="running">${row.state === "running" ? "running: new events appear as they are written" : "no trial_end: the trial was cut short"}</span>`}</div></div></div>
+      <div class="muted">${esc(trial)} · <a href="/api/file?sweep=${enc(sweep)}&trial=${enc(trial)}&name=transcript.jsonl">raw transcript.jsonl</a></div>
+      <div class="meta" id="trial-meta">${trialMeta(s, row)}</div></div></div>
     <section class="card"><h2>Events <span class="muted" id="ev-count"></span></h2>
-      <div class="filters" id="filters"><span class="muted small">show only:</span>${TYPES.filter((t) => c[t]).map((t) => `<label><input type="checkbox" value="${t}">${t.replace(/_/g, " ")} (${c[t]})</label>`).join("")}</div>
+      <div class="filters" id="filters">${filtersHtml(s.counts, filter)}</div>
       <div class="events" id="events"></div><div class="more" id="more"></div></section>`;
   const list = document.getElementById("events"), more = document.getElementById("more"), count = document.getElementById("ev-count");
   let loaded = 0, total = first.total, prev = null, busy = false, gen = 0;
@@ -483,7 +761,8 @@ async function pageTrial(token, sweep, trial) {
   };
   append(first);
   // A trial still running: its transcript grows; once every loaded page is shown, look for new
-  // events every two seconds until its trial_end arrives.
+  // events every two seconds until its trial_end arrives. Each look also renews the header (state,
+  // events, turns, tokens, time: the ledger's row comes with the summary) and the filters' counts.
   if (!s.ended) {
     const tail = async () => {
       if (token !== renderToken) return;
@@ -491,7 +770,11 @@ async function pageTrial(token, sweep, trial) {
         const page = await api(q(loaded) + "&summary=1").catch(() => null);
         if (page && token === renderToken) {
           if (page.events.length) append(page);
-          if (page.summary.ended) { document.getElementById("running").remove(); return; }
+          s = page.summary;
+          document.getElementById("trial-meta").innerHTML = trialMeta(s, page.trial);
+          document.getElementById("filters").innerHTML = filtersHtml(s.counts, filter);
+          // the ledger marks the trial finished a moment after its trial_end is written: look once more
+          if (s.ended && page.trial.state !== "running") return;
         }
       }
       setTimeout(tail, 2000);
@@ -502,20 +785,38 @@ async function pageTrial(token, sweep, trial) {
   observer.observe(more);
   document.getElementById("filters").addEventListener("change", (ev) => {
     if (ev.target.checked) filter.add(ev.target.value); else filter.delete(ev.target.value);
+    setHashQuery({ types: [...filter].join(",") });
     gen++; busy = false; loaded = 0; total = 1; prev = null; list.innerHTML = "";
     next();
+  });
+  const anchor = hashQuery().get("event");
+  if (anchor) {
+    const el = list.querySelector(`.ev[data-i="${CSS.escape(anchor)}"]`);
+    if (el) { el.classList.add("selected"); el.scrollIntoView({ block: "center" }); }
+  }
+  list.addEventListener("click", (ev) => {
+    const el = ev.target.closest(".i");
+    if (!el) return;
+    const e = el.closest(".ev");
+    list.querySelectorAll(".ev.selected").forEach((x) => x.classList.remove("selected"));
+    e.classList.add("selected");
+    setHashQuery({ event: e.dataset.i });
   });
 }
 
 // ---------- routing and live updates ----------
 async function route() {
   const token = ++renderToken;
-  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const path = location.hash.replace(/^#\/?/, "").split("?")[0];
+  const parts = path.split("/").map(decodeURIComponent);
   try {
-    if (parts[0] === "board" && parts.length >= 3) await pageBoard(token, parts[1], parts[2]);
-    else if (parts[0] === "kernel" && parts.length >= 4) await pageKernel(token, parts[1], parts[2], parts[3]);
+    if (parts[0] === "board" && parts.length === 3) await pageBoard(token, parts[1], parts[2]);
+    else if (parts[0] === "model" && parts.length === 4) await pageModel(token, parts[1], parts[2], parts[3]);
+    else if (parts[0] === "compare" && parts.length === 3) await pageCompare(token, parts[1], parts[2]);
+    else if (parts[0] === "kernel" && parts.length === 4) await pageKernel(token, parts[1], parts[2], parts[3]);
     else if (parts[0] === "trial" && parts.length >= 3) await pageTrial(token, parts[1], parts.slice(2).join("/"));
-    else await pageHome(token);
+    else if (path === "") await pageHome(token);
+    else notFound(`There is no page "#/${path}".`);
     view.dataset.rendered = String(token);
   } catch (err) {
     if (token === renderToken) fail(err);
