@@ -54,8 +54,14 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Tokens of one or more turns. ``input_tokens`` is the whole prompt, cached parts included;
+    ``cache_read_tokens`` and ``cache_write_tokens`` say how much of it the provider served from,
+    or wrote to, its prompt cache (they are priced at their own rates)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 # Neutral stop reasons; an unmapped provider reason is passed through unchanged.

@@ -133,6 +133,7 @@ def from_gemini(response: types.GenerateContentResponse) -> tuple[str, list[Tool
     usage = Usage(
         input_tokens=(meta.prompt_token_count or 0) if meta else 0,
         output_tokens=((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)) if meta else 0,
+        cache_read_tokens=(meta.cached_content_token_count or 0) if meta else 0,
     )
     return "".join(texts), calls, stop, usage
 
