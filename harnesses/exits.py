@@ -35,6 +35,13 @@ class ModelFailed(LoopExit):
     exit_reason = "error"
 
 
+class CredentialsRejected(ModelFailed):
+    """The provider refused the key (401/403): no retry and no later trial can heal that, so the
+    trial ends at once and a sweep stops that provider; the detail names the key's variable."""
+
+    exit_reason = "credentials"
+
+
 class BudgetExhausted(LoopExit):
     """A budget limit was reached; `kind` is one of Budget.KINDS."""
 

@@ -95,13 +95,16 @@ class TaskContext:
 
 
 class ModelError(Exception):
-    """A provider call failed for good: either not retryable (400/401/403/404) or retries ran out."""
+    """A provider call failed for good: either not retryable (400/401/403/404) or retries ran out.
+    ``credentials``: the provider refused the key (401, 403, Gemini's API_KEY_INVALID), which no
+    retry and no later trial can heal."""
 
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None, credentials: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.status = status
+        self.credentials = credentials
 
 
 class ModelOptions(BaseModel):
