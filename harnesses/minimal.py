@@ -17,9 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harnesses.base import Harness, HarnessResult, TrialContext, parse_options
-from harnesses.exits import BudgetExhausted, CredentialsRejected, Finished, LoopExit, ModelFailed, NoToolCalls
+from harnesses.exits import BudgetExhausted, Finished, LoopExit, ModelFailed, NoToolCalls, model_failure
 from harnesses.models.base import STOP_END_TURN, ModelError, ModelTurn, ToolCall, ToolSpec
-from harnesses.models.credentials import rejected_key_message
 from kernelarena.logs import get_logger
 
 log = get_logger(__name__)
@@ -121,11 +120,10 @@ class MinimalHarness(Harness):
         except asyncio.TimeoutError:
             raise BudgetExhausted("wall_time", ctx.budget.config.wall_time_s or 0, ctx.budget.elapsed_s) from None
         except ModelError as exc:
-            ctx.transcript.event("error", source="model", message=str(exc), status=exc.status, retryable=exc.retryable)
-            if exc.credentials:
-                api_key_env = getattr(getattr(ctx.model, "options", None), "api_key_env", None)
-                raise CredentialsRejected(rejected_key_message(ctx.model.model_id, api_key_env, str(exc))) from None
-            raise ModelFailed(str(exc)) from None
+            api_key_env = getattr(getattr(ctx.model, "options", None), "api_key_env", None)
+            exit = model_failure(ctx.model.model_id, api_key_env, str(exc), exc.credentials)
+            ctx.transcript.event("error", source="model", message=exit.detail, status=exc.status, retryable=exc.retryable)
+            raise exit from None
         ctx.budget.record_turn(turn.usage)
         ctx.transcript.event(
             "model_response",

@@ -27,7 +27,7 @@ from harnesses.models.base import (
     Usage,
 )
 from harnesses.models.credentials import check_key
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 
 _STOP_REASONS = {
@@ -150,6 +150,9 @@ class AnthropicClient(ModelClient):
             latency_s=time.monotonic() - start,
             raw=response.model_dump(mode="json"),
         )
+
+    async def check_access(self) -> None:
+        await probe(lambda: self._client.models.list(limit=1), self.options, model_id=self.model_id, scrub=self._scrub)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -148,6 +148,11 @@ class ModelClient(ABC):
     async def complete(self, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> ModelTurn:
         ...
 
+    async def check_access(self) -> None:
+        """One cheap authenticated call (a model list) so a refused key is found before a sweep
+        starts; raises ModelError (``credentials`` set when the key was refused). Clients
+        without a provider behind them have nothing to check."""
+
     async def aclose(self) -> None:
         """Release the SDK's connection pool; safe to call more than once."""
 

@@ -32,7 +32,7 @@ from harnesses.models.base import (
     Usage,
 )
 from harnesses.models.credentials import check_key
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
@@ -203,6 +203,10 @@ class GoogleClient(ModelClient):
                 exclude={"sdk_http_response", "automatic_function_calling_history"},
             ),
         )
+
+    async def check_access(self) -> None:
+        await probe(lambda: self._client.aio.models.list(config={"page_size": 1}), self.options,
+                    model_id=self.model_id, scrub=self._scrub)
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()

@@ -223,3 +223,14 @@ async def call_with_retries(
         raise ModelError(f"{model_id}: {message}", retryable=info.retryable, status=info.status,
                          credentials=info.credentials) from exc
     raise AssertionError("unreachable: tenacity either returns or raises")
+
+
+PROBE_TIMEOUT_S = 30.0
+
+
+async def probe(fn: Callable[[], Awaitable[Any]], options: ModelOptions, *, model_id: str,
+                scrub: Callable[[str], str] = lambda s: s) -> None:
+    """A credentials check: one attempt, no retries, a short timeout; failures as ModelError."""
+    once = options.model_copy(update={"max_retries": 0})
+    await asyncio.wait_for(call_with_retries(fn, once, None, model_id=model_id, scrub=scrub),
+                           min(options.timeout_s, PROBE_TIMEOUT_S))

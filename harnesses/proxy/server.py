@@ -33,9 +33,8 @@ import httpx
 from aiohttp import web
 
 from harnesses.budget import Budget
-from harnesses.exits import BudgetExhausted, CredentialsRejected, LoopExit, ModelFailed
+from harnesses.exits import BudgetExhausted, LoopExit, ModelFailed, model_failure
 from harnesses.models.base import ModelError, ModelOptions
-from harnesses.models.credentials import rejected_key_message
 from harnesses.models.retry import call_with_retries, credentials_refused, retryable_status
 from harnesses.proxy.wire import ANTHROPIC, ReplyAssembler, RequestView, protocol_of, view_request
 from harnesses.transcript import Transcript
@@ -203,9 +202,10 @@ class ModelProxy:
                 model_id=f"{self.provider}:{view.model}", scrub=self._scrub,
             )
         except ModelError as exc:
-            self.transcript.event("error", source="model", turn=number, message=str(exc), status=exc.status,
+            exit = model_failure(f"{self.provider}:{view.model}", self.options.api_key_env, str(exc), exc.credentials)
+            self.transcript.event("error", source="model", turn=number, message=exit.detail, status=exc.status,
                                   retryable=exc.retryable)
-            self.end(self._failure(f"{self.provider}:{view.model}", str(exc), exc.credentials))
+            self.end(exit)
             return _error(self.provider, 502, f"the model provider failed: {self._scrub(str(exc))}")
         if upstream.status_code >= 400:
             return await self._refused(upstream, view, number)
@@ -253,15 +253,12 @@ class ModelProxy:
             await upstream.aclose()
         status = upstream.status_code
         text = self._scrub(_error_text(data) or f"HTTP {status}")
-        self.transcript.event("error", source="model", turn=number, message=f"{status}: {text}"[:2000], status=status, retryable=False)
         model_id = f"{self.provider}:{view.model}"
-        self.end(self._failure(model_id, f"{model_id}: {status}: {text}"[:1000], credentials_refused(status, text)))
+        exit = model_failure(model_id, self.options.api_key_env, f"{model_id}: {status}: {text}"[:2000],
+                             credentials_refused(status, text))
+        self.transcript.event("error", source="model", turn=number, message=exit.detail, status=status, retryable=False)
+        self.end(exit)
         return web.Response(status=status, body=data, headers=_response_headers(upstream))
-
-    def _failure(self, model_id: str, message: str, credentials: bool) -> LoopExit:
-        if credentials:
-            return CredentialsRejected(rejected_key_message(model_id, self.options.api_key_env, message))
-        return ModelFailed(message)
 
     def _broken_reply(self, number: int, reason: str) -> None:
         """A reply that broke off after it started cannot be retried here (the CLI has seen part
