@@ -225,6 +225,11 @@ class ModelProxy:
         finally:
             await upstream.aclose()
         reply = assembler.finish()
+        if broken and request.transport is not None:
+            # The CLI must not take a reply cut short for a whole one: its connection is cut too.
+            request.transport.close()
+        elif reply.undecodable and not broken:
+            broken = f"{reply.undecodable} part(s) of the reply are not valid JSON"
         latency = time.monotonic() - started
         if reply.has_usage:
             self.budget.record_turn(reply.usage, f"{self.provider}:{reply.model or view.model}")

@@ -75,6 +75,8 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     has_usage: bool = False
     model: str = ""
+    undecodable: int = 0
+    """Payloads that were not JSON (a whole body, or a streamed event's data other than [DONE])."""
 
 
 class SSEDecoder:
@@ -121,7 +123,9 @@ class ReplyAssembler:
             try:
                 event = json.loads(data)
             except json.JSONDecodeError:
-                continue  # "[DONE]" and keep-alives
+                if data.strip() not in ("", "[DONE]"):  # OpenAI's end marker, keep-alives
+                    self.reply.undecodable += 1
+                continue
             if isinstance(event, dict):
                 self._event(event)
 
@@ -131,6 +135,7 @@ class ReplyAssembler:
                 body = json.loads(bytes(self._body) or b"null")
             except json.JSONDecodeError:
                 body = None
+                self.reply.undecodable += 1
             if isinstance(body, dict):
                 self._whole(body)
         elif self._blocks:

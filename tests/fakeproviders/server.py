@@ -27,6 +27,10 @@ class RecordedRequest:
     body: Any  # parsed JSON, or the raw text when it was not JSON
 
 
+FAULT = web.RequestKey("fault", Failure)
+"""A wire fault for this request's reply, set by `handle`."""
+
+
 class ProviderError(Exception):
     """Raised by a subclass's checks: answer with this status in the provider's error format."""
 
@@ -187,7 +191,7 @@ class FakeProviderServer:
             if not failure.answer_after_stall and not failure.on_the_wire:
                 return self.error_response(failure.status, failure.message, failure.retry_after)
             if failure.on_the_wire:
-                request["fault"] = failure  # read by send_events / send_json
+                request[FAULT] = failure  # read by send_events / send_json
         if self.api_key is not None and self.presented_key(request) != self.api_key:
             return self.auth_failure()
         if self.delay_s:
@@ -214,7 +218,7 @@ class FakeProviderServer:
     @staticmethod
     async def send_json(request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
         data = json.dumps(payload).encode()
-        fault: Failure | None = request.get("fault")
+        fault: Failure | None = request.get(FAULT)
         if fault is None:
             return web.json_response(payload)
         if fault.malformed:
@@ -224,26 +228,32 @@ class FakeProviderServer:
         await response.prepare(request)
         await response.write(data[: len(data) // 2])
         await _spoil(request, fault)
-        await response.write(data[len(data) // 2:])
-        await response.write_eof()
+        try:
+            await response.write(data[len(data) // 2:])
+            await response.write_eof()
+        except ConnectionError:  # the client gave up waiting: the point of the stall
+            pass
         return response
 
     @staticmethod
     async def send_events(request: web.Request, events: list[tuple[str | None, dict[str, Any] | str]]) -> web.StreamResponse:
         """``text/event-stream`` of (event name or None, data) pairs, one write each; a str
         data (OpenAI's ``[DONE]``) is sent as it is."""
-        fault: Failure | None = request.get("fault")
+        fault: Failure | None = request.get(FAULT)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        for n, (name, data) in enumerate(events):
-            head = f"event: {name}\n" if name else ""
-            text = data if isinstance(data, str) else json.dumps(data)
-            if fault is not None and fault.malformed:
-                text = text[: len(text) // 2]
-            await response.write(f"{head}data: {text}\n\n".encode())
-            if n == 0 and fault is not None and not fault.malformed:
-                await _spoil(request, fault)
-        await response.write_eof()
+        try:
+            for n, (name, data) in enumerate(events):
+                head = f"event: {name}\n" if name else ""
+                text = data if isinstance(data, str) else json.dumps(data)
+                if fault is not None and fault.malformed:
+                    text = text[: len(text) // 2]
+                await response.write(f"{head}data: {text}\n\n".encode())
+                if n == 0 and fault is not None and not fault.malformed:
+                    await _spoil(request, fault)
+            await response.write_eof()
+        except ConnectionError:  # the client gave up during a stall
+            pass
         return response
 
     def auth_failure(self) -> web.Response:
