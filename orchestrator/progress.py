@@ -97,7 +97,7 @@ class SweepProgress:
             speed = f" x{fmt_speedup(row.speedup)}" if row.speedup is not None else ""
             self.console.print(
                 f"[{_fmt_s(time.monotonic() - self.start)}] {what:8} {trial.trial_id}: {detail}{speed}",
-                markup=False, highlight=False,
+                markup=False, highlight=False, soft_wrap=True,
             )
         self._refresh()
 
@@ -106,11 +106,10 @@ class SweepProgress:
         (an endless pause), that the provider is stopped and how to go on."""
         self.paused[provider] = time.monotonic() + pause_s
         if math.isinf(pause_s):
-            line = (f"provider {provider} stopped: {error}; its trials stay pending "
-                    "(fix the key, then `kernelarena sweep --resume`)")
+            line = f"provider {provider} stopped: {error}; its trials stay pending for `kernelarena sweep --resume`"
         else:
             line = f"provider {provider} paused for {pause_s:.0f}s after repeated model errors: {error}"
-        self.console.print(line, markup=False, highlight=False)
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         self._refresh()
 
     def eta_s(self) -> float | None:

@@ -131,6 +131,7 @@ class SweepRunner:
             max_pause_s=spec.failure.max_pause_s,
         )
         self._paused: set[str] = set()
+        self._stopped: set[str] = set()
 
     async def run(self) -> SweepOutcome:
         start = time.monotonic()
@@ -152,6 +153,8 @@ class SweepRunner:
             if not await self.breaker.wait_ready(trial.provider):
                 return  # the provider refused the key: the trial stays pending for a --resume
             async with self.limits.agent_slot(trial.provider, trial.model):
+                if trial.provider in self._stopped:  # stopped while this trial waited for a slot
+                    return
                 attempt = self.ledger.mark_running(trial.trial_id)
                 self.progress.trial_started(trial)
                 staging = self.sweep_dir / STAGING_DIR / f"{_folder_name(trial.trial_id)}-{attempt}"
@@ -191,7 +194,8 @@ class SweepRunner:
         result.verdict = None
         self.ledger.finish(trial.trial_id, "pending", result)
         error = result.error or "the provider refused the key"
-        if trial.provider not in self._paused:
+        if trial.provider not in self._stopped:
+            self._stopped.add(trial.provider)
             self._paused.add(trial.provider)
             self.breaker.failure(trial.provider, error, healable=False)
             self.progress.provider_paused(trial.provider, math.inf, error)
