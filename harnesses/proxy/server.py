@@ -9,7 +9,12 @@ model turn it does what the `minimal` loop does around `ModelClient.complete`:
   a budget that is spent refuses the request and sets `exit`, which tells the harness to cut
   the CLI off;
 - the one retry policy (harnesses.models.retry) for 429/5xx/transport failures before the reply
-  starts; a provider that still fails ends the trial like `ModelFailed`;
+  starts; a provider that still fails ends the trial like `ModelFailed`. A status that cannot
+  heal (400, 404, 413; 401/403 as `CredentialsRejected`) ends it at once, with the provider's
+  own error text, so the CLI does not retry it for minutes. A reply that breaks off after it
+  started cannot be retried here: the CLI's connection is cut too, the CLI asks again, and
+  after `max_retries` broken replies in a row the trial ends;
+- on close, turns still waiting on the provider are cancelled and recorded as abandoned;
 - `model_request` / `model_response` events (and `retry`, `budget`, `error`) in the transcript.
   Requests repeat the whole conversation each turn: only the messages new since the previous
   request are recorded (`first_index`), and system prompt and tools only when they change.

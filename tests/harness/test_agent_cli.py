@@ -124,6 +124,11 @@ async def test_claude_code_is_cut_off_by_the_wall_time_budget(tmp_path: Path, mo
     assert [b["kind"] for b in budget] == ["wall_time"] and 9 <= budget[0]["used"] < 30
     end = next(e["payload"] for e in evs if e.get("payload", {}).get("kind") == "cli_exit")
     assert end["ended_by"] == "timeout"
+    # The hanging turn is abandoned when the proxy closes: said so, never taken for a retry.
+    after = [e for e in evs if e["seq"] > next(b["seq"] for b in evs if b["type"] == "budget")]
+    assert "retry" not in [e["type"] for e in after]
+    assert any(e["type"] == "error" and e["payload"].get("abandoned") for e in after)
+    assert [e["type"] for e in evs].count("trial_end") == 1 and evs[-1]["type"] == "trial_end"
 
 
 @pytest.mark.docker
