@@ -56,7 +56,11 @@ class Budget:
         self.turns = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cache_read_tokens = 0
+        self.cache_write_tokens = 0
         self.dollars: float | None = 0.0
+        self.unpriced: str | None = None
+        """The first model id without a known price; from then on dollars are unknown."""
 
     def start(self) -> None:
         if self._started is None:
@@ -97,10 +101,16 @@ class Budget:
         self.turns += 1
         self.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
         self.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
+        self.cache_read_tokens += int(getattr(usage, "cache_read_tokens", 0) or 0)
+        self.cache_write_tokens += int(getattr(usage, "cache_write_tokens", 0) or 0)
         if self.dollars is None:
             return
-        price = self._price(usage, model_id or self.model_id)
-        self.dollars = None if price is None else self.dollars + price
+        priced = model_id or self.model_id
+        price = self._price(usage, priced)
+        if price is None:
+            self.dollars, self.unpriced = None, priced
+        else:
+            self.dollars += price
 
     def _price(self, usage: Any, model_id: str) -> float | None:
         try:
@@ -124,11 +134,16 @@ class Budget:
                 raise BudgetExhausted(kind, limit, used)
 
     def usage(self) -> dict[str, Any]:
-        return {
+        used: dict[str, Any] = {
             "turns": self.turns,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "wall_time_s": round(self.elapsed_s, 3),
             "frozen_s": round(self.paused_s, 3),
             "dollars": self.dollars,
         }
+        if self.unpriced is not None:
+            used["price"] = f"unknown: {self.unpriced} has no price (add it to a price file, see pricing.py)"
+        return used

@@ -6,6 +6,8 @@ every way out of the loop is visible in one place.
 
 from __future__ import annotations
 
+from harnesses.models.credentials import rejected_key_message
+
 
 class LoopExit(Exception):
     """Ends the agent loop; not an error."""
@@ -35,6 +37,13 @@ class ModelFailed(LoopExit):
     exit_reason = "error"
 
 
+class CredentialsRejected(ModelFailed):
+    """The provider refused the key (401/403): no retry and no later trial can heal that, so the
+    trial ends at once and a sweep stops that provider; the detail names the key's variable."""
+
+    exit_reason = "credentials"
+
+
 class BudgetExhausted(LoopExit):
     """A budget limit was reached; `kind` is one of Budget.KINDS."""
 
@@ -47,3 +56,10 @@ class BudgetExhausted(LoopExit):
     @property
     def exit_reason(self) -> str:  # type: ignore[override]
         return f"budget:{self.kind}"
+
+
+def model_failure(model_id: str, api_key_env: str | None, message: str, credentials: bool) -> ModelFailed:
+    """The exit for a provider failure: a refused key names its variable, anything else is as it came."""
+    if credentials:
+        return CredentialsRejected(rejected_key_message(model_id, api_key_env, message))
+    return ModelFailed(message)

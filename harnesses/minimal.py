@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harnesses.base import Harness, HarnessResult, TrialContext, parse_options
-from harnesses.exits import BudgetExhausted, Finished, LoopExit, ModelFailed, NoToolCalls
+from harnesses.exits import BudgetExhausted, Finished, LoopExit, ModelFailed, NoToolCalls, model_failure
 from harnesses.models.base import STOP_END_TURN, ModelError, ModelTurn, ToolCall, ToolSpec
 from kernelarena.logs import get_logger
 from kernelarena.text import truncate
@@ -111,8 +111,10 @@ class MinimalHarness(Harness):
         except asyncio.TimeoutError:
             raise BudgetExhausted("wall_time", ctx.budget.config.wall_time_s or 0, ctx.budget.elapsed_s) from None
         except ModelError as exc:
-            ctx.transcript.event("error", source="model", message=str(exc), status=exc.status, retryable=exc.retryable)
-            raise ModelFailed(str(exc)) from None
+            api_key_env = getattr(getattr(ctx.model, "options", None), "api_key_env", None)
+            exit = model_failure(ctx.model.model_id, api_key_env, str(exc), exc.credentials)
+            ctx.transcript.event("error", source="model", message=exit.detail, status=exc.status, retryable=exc.retryable)
+            raise exit from None
         ctx.budget.record_turn(turn.usage)
         ctx.transcript.event(
             "model_response",

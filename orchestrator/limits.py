@@ -3,12 +3,14 @@
 Agent loops take a slot from three semaphores (total, provider, model). Scoring takes a device
 from the GPU pool and keeps it while timing, so no two measurements share a GPU; the scorer's
 own file lock guards the same device against other processes on the host. A provider whose
-trials keep failing on model errors is paused with exponential back-off while the others go on.
+trials keep failing on model errors is paused with exponential back-off while the others go on;
+one that refuses the key is stopped for the rest of the sweep (no pause heals a wrong key).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,18 +85,29 @@ class CircuitBreaker:
     def _get(self, provider: str) -> _ProviderHealth:
         return self._health.setdefault(provider, _ProviderHealth())
 
-    async def wait_ready(self, provider: str) -> None:
-        while (remaining := self._get(provider).paused_until - time.monotonic()) > 0:
+    async def wait_ready(self, provider: str) -> bool:
+        """Wait out a pause; False when the provider is stopped (its trials are not to run)."""
+        health = self._get(provider)
+        while (remaining := health.paused_until - time.monotonic()) > 0:
+            if math.isinf(remaining):
+                return False
             await asyncio.sleep(min(remaining, 1.0))
+        return True
 
     def success(self, provider: str) -> None:
         health = self._get(provider)
         health.consecutive_failures = 0
         health.pauses = 0
 
-    def failure(self, provider: str, error: str) -> float:
-        """Record a model-error trial; returns the pause now imposed (0 if none)."""
+    def failure(self, provider: str, error: str, healable: bool = True) -> float:
+        """Record a model-error trial; returns the pause now imposed (0 if none). A failure that
+        cannot heal (a refused key) stops the provider at once: the pause is infinite."""
         health = self._get(provider)
+        if not healable:
+            if not math.isinf(health.paused_until):
+                log.warning("provider_stopped", provider=provider, error=error)
+            health.paused_until, health.last_error = math.inf, error
+            return math.inf
         health.consecutive_failures += 1
         health.last_error = error
         if health.consecutive_failures < self.threshold:

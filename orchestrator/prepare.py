@@ -20,18 +20,22 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from harnesses.registry import HARNESSES
-from harnesses.models import check_credentials, create_model
-from harnesses.models.base import TaskContext
+from harnesses.models import SDK_PROVIDERS, check_credentials, create_model, parse_model_id
+from harnesses.models.base import ModelError, TaskContext
+from harnesses.models.credentials import rejected_key_message
 from kernelarena.errors import ConfigError, UserError
 from kernelarena.files import write_json_atomic
+from kernelarena.logs import get_logger
 from orchestrator.planner import ResolvedTask, resolve_tasks
-from orchestrator.spec import SweepSpec, load_spec
+from orchestrator.spec import ModelSpec, SweepSpec, load_spec
 from scorer.tasks.suites import load_suite
 
 FROZEN_SPEC = "spec.frozen.json"
 FROZEN_TASKS = "tasks.json"
 LEDGER_FILE = "ledger.sqlite"
 LOG_FILE = "sweep.log.jsonl"
+
+log = get_logger("kernelarena.sweep")
 
 
 def sweep_label(sweep_dir: Path) -> str:
@@ -58,15 +62,26 @@ def check_model_credentials(spec: SweepSpec) -> None:
 
 def _run_sync(coro: Coroutine[Any, Any, None]) -> None:
     """Run a coroutine to completion from sync code, also when an event loop is already running
-    in this thread (prepare_sweep called from async code): then on a private loop in a thread."""
+    in this thread (prepare_sweep called from async code): then on a private loop in a thread,
+    whose exception is raised here."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         asyncio.run(coro)
         return
-    worker = threading.Thread(target=asyncio.run, args=(coro,))
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(coro)
+        except BaseException as exc:  # handed to the calling thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run)
     worker.start()
     worker.join()
+    if failed:
+        raise failed[0]
 
 
 def check_models_build(spec: SweepSpec, tasks: list[ResolvedTask]) -> None:
@@ -80,6 +95,36 @@ def check_models_build(spec: SweepSpec, tasks: list[ResolvedTask]) -> None:
         except ConfigError as exc:
             raise ConfigError(f"model '{model.name}': {exc}") from None
         _run_sync(client.aclose())
+
+
+def check_keys_accepted(spec: SweepSpec) -> None:
+    """One cheap authenticated call per model (all at once), so a key the provider refuses stops
+    the sweep before its first trial, in one line naming the variable. A provider that cannot
+    be reached, or answers the check with something else, is only logged: trials will meet it
+    under the retry policy and the circuit breaker."""
+
+    async def check(model: ModelSpec) -> str | None:
+        if parse_model_id(model.id)[0] not in SDK_PROVIDERS:
+            return None
+        client = create_model(model.id, **model.client_options())
+        try:
+            await client.check_access()
+        except ModelError as exc:
+            if exc.credentials:
+                return f"model '{model.name}': {rejected_key_message(model.id, model.api_key_env, str(exc))}"
+            log.warning("credentials_check_inconclusive", model=model.name, error=str(exc))
+        except asyncio.TimeoutError:
+            log.warning("credentials_check_inconclusive", model=model.name, error="no answer in time")
+        finally:
+            await client.aclose()
+        return None
+
+    async def check_all() -> None:
+        refused = [r for r in await asyncio.gather(*(check(m) for m in spec.models)) if r]
+        if refused:
+            raise ConfigError(refused[0])
+
+    _run_sync(check_all())
 
 
 def check_harness(spec: SweepSpec) -> None:
@@ -121,6 +166,7 @@ def validate(spec: SweepSpec) -> list[ResolvedTask]:
     tasks = resolve_tasks(spec)
     check_models_build(spec, tasks)
     check_devices(spec)
+    check_keys_accepted(spec)
     return tasks
 
 
@@ -220,6 +266,7 @@ def prepare_sweep(target: Path | None, resume: bool, out: Path | None,
         spec = with_executor(spec, executor, ray_address)
         check_model_credentials(spec)
         check_devices(spec)
+        check_keys_accepted(spec)
         return SweepPlan(spec, tasks, target, resumed=True)
     spec = with_executor(load_spec(target or DEFAULT_SPEC), executor, ray_address)
     tasks = validate(spec)

@@ -3,6 +3,7 @@ trial otherwise (CI logs, redirected output)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -91,20 +92,24 @@ class SweepProgress:
             self.finished_this_run += 1
             self.remaining -= 1
         if self._live is None:
-            what = "retrying" if will_retry else row.state
+            what = "deferred" if row.exit_reason == "credentials" else "retrying" if will_retry else row.state
             detail = row.verdict or row.error or ""
             speed = f" x{fmt_speedup(row.speedup)}" if row.speedup is not None else ""
             self.console.print(
                 f"[{_fmt_s(time.monotonic() - self.start)}] {what:8} {trial.trial_id}: {detail}{speed}",
-                markup=False, highlight=False,
+                markup=False, highlight=False, soft_wrap=True,
             )
         self._refresh()
 
     def provider_paused(self, provider: str, pause_s: float, error: str) -> None:
+        """One line (also above a live table): a pause with its length, or, for a refused key
+        (an endless pause), that the provider is stopped and how to go on."""
         self.paused[provider] = time.monotonic() + pause_s
-        if self._live is None:
-            self.console.print(f"provider {provider} paused for {pause_s:.0f}s after repeated model errors: {error}",
-                               markup=False, highlight=False)
+        if math.isinf(pause_s):
+            line = f"provider {provider} stopped: {error}; its trials stay pending for `kernelarena sweep --resume`"
+        else:
+            line = f"provider {provider} paused for {pause_s:.0f}s after repeated model errors: {error}"
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         self._refresh()
 
     def eta_s(self) -> float | None:
@@ -127,7 +132,8 @@ class SweepProgress:
                           f"{t.tokens:,}", f"{t.dollars:.2f}")
         eta = self.eta_s()
         now = time.monotonic()
-        paused = ", ".join(f"{p} ({left:.0f}s)" for p, v in self.paused.items() if (left := v - now) > 0)
+        paused = ", ".join(f"{p} ({'stopped' if math.isinf(left) else f'{left:.0f}s'})"
+                           for p, v in self.paused.items() if (left := v - now) > 0)
         head = Text(
             f"elapsed {_fmt_s(now - self.start)}   left {self.remaining} trials"
             f"   ETA {_fmt_s(eta) if eta is not None else '?'}" + (f"   paused: {paused}" if paused else "")

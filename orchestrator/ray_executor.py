@@ -97,14 +97,14 @@ class LimitsActor:
         if slot is not None:
             await slot.__aexit__(None, None, None)
 
-    async def wait_ready(self, provider: str) -> None:
-        await self.breaker.wait_ready(provider)
+    async def wait_ready(self, provider: str) -> bool:
+        return await self.breaker.wait_ready(provider)
 
     async def success(self, provider: str) -> None:
         self.breaker.success(provider)
 
-    async def failure(self, provider: str, error: str) -> float:
-        return self.breaker.failure(provider, error)
+    async def failure(self, provider: str, error: str, healable: bool = True) -> float:
+        return self.breaker.failure(provider, error, healable)
 
     async def held(self) -> int:
         return len(self._leases)
@@ -133,16 +133,16 @@ class RayBreaker:
     def __init__(self, actor: Any) -> None:
         self.actor = actor
 
-    async def wait_ready(self, provider: str) -> None:
-        await self.actor.wait_ready.remote(provider)
+    async def wait_ready(self, provider: str) -> bool:
+        return bool(await self.actor.wait_ready.remote(provider))
 
     def success(self, provider: str) -> None:
         self.actor.success.remote(provider)  # nothing to wait for
 
-    def failure(self, provider: str, error: str) -> float:
+    def failure(self, provider: str, error: str, healable: bool = True) -> float:
         # SweepRunner needs the pause now; a model-error trial is rare enough to block the
         # driver's loop for one actor round trip.
-        return float(require_ray().get(self.actor.failure.remote(provider, error)))
+        return float(require_ray().get(self.actor.failure.remote(provider, error, healable)))
 
 
 # ---------------------------------------------------------------- on the node

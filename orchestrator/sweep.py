@@ -9,6 +9,7 @@ the sweep: it is retried up to `failure.max_attempts`, then recorded as failed.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from harnesses.exits import CredentialsRejected
 from harnesses.models.base import ModelError
 from kernelarena.errors import UserError
 from kernelarena.logs import get_logger
@@ -53,9 +55,9 @@ class AgentSlots(Protocol):
 class ProviderBreaker(Protocol):
     """Pauses a failing provider: `CircuitBreaker`, or the Ray executor's actor."""
 
-    async def wait_ready(self, provider: str) -> None: ...
+    async def wait_ready(self, provider: str) -> bool: ...
     def success(self, provider: str) -> None: ...
-    def failure(self, provider: str, error: str) -> float: ...
+    def failure(self, provider: str, error: str, healable: bool = True) -> float: ...
 
 
 class NullProgress:
@@ -129,6 +131,7 @@ class SweepRunner:
             max_pause_s=spec.failure.max_pause_s,
         )
         self._paused: set[str] = set()
+        self._stopped: set[str] = set()
 
     async def run(self) -> SweepOutcome:
         start = time.monotonic()
@@ -147,14 +150,20 @@ class SweepRunner:
 
     async def _run_trial(self, trial: PlannedTrial) -> None:
         while True:
-            await self.breaker.wait_ready(trial.provider)
+            if not await self.breaker.wait_ready(trial.provider):
+                return  # the provider refused the key: the trial stays pending for a --resume
             async with self.limits.agent_slot(trial.provider, trial.model):
+                if trial.provider in self._stopped:  # stopped while this trial waited for a slot
+                    return
                 attempt = self.ledger.mark_running(trial.trial_id)
                 self.progress.trial_started(trial)
                 staging = self.sweep_dir / STAGING_DIR / f"{_folder_name(trial.trial_id)}-{attempt}"
                 shutil.rmtree(staging, ignore_errors=True)
                 staging.mkdir(parents=True)
                 result, model_error = await self._attempt(trial, staging)
+            if result.exit_reason == CredentialsRejected.exit_reason:
+                self._stop_provider(trial, staging, result)
+                return
             retry = result.verdict is None and attempt < self.spec.failure.max_attempts
             if retry:
                 move_aside(self.sweep_dir, str(staging.relative_to(self.sweep_dir)), "failed attempt")
@@ -176,6 +185,24 @@ class SweepRunner:
             self.progress.trial_finished(trial, row, will_retry=retry)
             if not retry:
                 return
+
+    def _stop_provider(self, trial: PlannedTrial, staging: Path, result: TrialResult) -> None:
+        """A refused key fails every trial of the provider the same way, in seconds: the trial
+        goes back to pending (its attempt kept aside for audit), the provider stops for the rest
+        of this sweep, and a --resume with a valid key runs what is left."""
+        move_aside(self.sweep_dir, str(staging.relative_to(self.sweep_dir)), "credentials refused")
+        result.verdict = None
+        self.ledger.finish(trial.trial_id, "pending", result)
+        error = result.error or "the provider refused the key"
+        if trial.provider not in self._stopped:
+            self._stopped.add(trial.provider)
+            self._paused.add(trial.provider)
+            self.breaker.failure(trial.provider, error, healable=False)
+            self.progress.provider_paused(trial.provider, math.inf, error)
+        row = self.ledger.row(trial.trial_id)
+        log.info("trial_end", trial=trial.trial_id, state=row.state, exit_reason=row.exit_reason, error=row.error)
+        rebuild_index(self.sweep_dir, self.spec, self.ledger)
+        self.progress.trial_finished(trial, row, will_retry=True)
 
     async def _attempt(self, trial: PlannedTrial, staging: Path) -> tuple[TrialResult, bool]:
         """Run once; returns the result and whether a model error (not the kernel) ended it.

@@ -79,7 +79,7 @@ def summarize_trial(trial_dir: Path) -> TrialResult:
         verdict=score.verdict,
         speedup=float(speedup) if isinstance(speedup, (int, float)) else None,
         exit_reason=exit_reason,
-        error=error if exit_reason == "error" else None,
+        error=error if exit_reason in ("error", "credentials") else None,
         hacks=_pattern_ids(score.hacks),
         flags=_pattern_ids(score.flags),
         **usage,

@@ -32,6 +32,7 @@ __all__ = [
     "ModelError",
     "ModelOptions",
     "ModelTurn",
+    "SDK_PROVIDERS",
     "TaskContext",
     "ToolCall",
     "ToolSpec",
@@ -59,7 +60,7 @@ registry.register("scripted", _factory("harnesses.models.scripted"))
 registry.register("replay", _factory("harnesses.models.replay"))
 
 # Prefixes whose options are the provider options of ModelOptions (the others take their own).
-_SDK_PROVIDERS = {"openai", "anthropic", "google", "litellm"}
+SDK_PROVIDERS = frozenset({"openai", "anthropic", "google", "litellm"})
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -84,7 +85,7 @@ def _options(model_id: str, options: dict[str, Any]) -> ModelOptions:
 def create_model(model_id: str, *, task: TaskContext | None = None, **options: Any) -> ModelClient:
     """A ready client; raises ConfigError (a UserError) for a bad id, option or missing key."""
     provider, name = parse_model_id(model_id)
-    if provider in _SDK_PROVIDERS:
+    if provider in SDK_PROVIDERS:
         options = _options(model_id, options).model_dump(exclude_unset=True)
     factory = registry.get(provider)
     return factory(name, task, **options)
@@ -97,7 +98,7 @@ def check_credentials(model_id: str, **options: Any) -> None:
     ``check_credentials(model_id)``). Prefixes without keys (scripted, replay) pass.
     """
     provider, name = parse_model_id(model_id)
-    if provider not in _SDK_PROVIDERS:
+    if provider not in SDK_PROVIDERS:
         if provider not in registry.names():
             registry.get(provider)  # raises the "unknown model provider" UserError
         return

@@ -27,7 +27,7 @@ from harnesses.models.base import (
     Usage,
 )
 from harnesses.models.credentials import check_key
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 
 _STOP_REASONS = {
@@ -89,17 +89,16 @@ def from_anthropic(response: Any) -> tuple[str, list[ToolCall], str, Usage]:
             error = None if isinstance(block.input, dict) else "tool input must be a JSON object"
             calls.append(ToolCall(id=block.id, name=block.name, arguments=arguments, error=error))
     usage = response.usage
-    input_tokens = (
-        (usage.input_tokens or 0)
-        + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
-        + (getattr(usage, "cache_read_input_tokens", 0) or 0)
-    )
+    cache_write = getattr(usage, "cache_creation_input_tokens", 0) or 0
+    cache_read = getattr(usage, "cache_read_input_tokens", 0) or 0
+    input_tokens = (usage.input_tokens or 0) + cache_write + cache_read
     reason = response.stop_reason or ""
     return (
         "".join(texts),
         calls,
         _STOP_REASONS.get(reason, reason),
-        Usage(input_tokens=input_tokens, output_tokens=usage.output_tokens or 0),
+        Usage(input_tokens=input_tokens, output_tokens=usage.output_tokens or 0,
+              cache_read_tokens=cache_read, cache_write_tokens=cache_write),
     )
 
 
@@ -151,6 +150,9 @@ class AnthropicClient(ModelClient):
             latency_s=time.monotonic() - start,
             raw=response.model_dump(mode="json"),
         )
+
+    async def check_access(self) -> None:
+        await probe(lambda: self._client.models.list(limit=1), self.options, model_id=self.model_id, scrub=self._scrub)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -54,8 +54,14 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Tokens of one or more turns. ``input_tokens`` is the whole prompt, cached parts included;
+    ``cache_read_tokens`` and ``cache_write_tokens`` say how much of it the provider served from,
+    or wrote to, its prompt cache (they are priced at their own rates)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 # Neutral stop reasons; an unmapped provider reason is passed through unchanged.
@@ -89,13 +95,16 @@ class TaskContext:
 
 
 class ModelError(Exception):
-    """A provider call failed for good: either not retryable (400/401/403/404) or retries ran out."""
+    """A provider call failed for good: either not retryable (400/401/403/404) or retries ran out.
+    ``credentials``: the provider refused the key (401, 403, Gemini's API_KEY_INVALID), which no
+    retry and no later trial can heal."""
 
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None, credentials: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.status = status
+        self.credentials = credentials
 
 
 class ModelOptions(BaseModel):
@@ -138,6 +147,11 @@ class ModelClient(ABC):
     @abstractmethod
     async def complete(self, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> ModelTurn:
         ...
+
+    async def check_access(self) -> None:
+        """One cheap authenticated call (a model list) so a refused key is found before a sweep
+        starts; raises ModelError (``credentials`` set when the key was refused). Clients
+        without a provider behind them have nothing to check."""
 
     async def aclose(self) -> None:
         """Release the SDK's connection pool; safe to call more than once."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from harnesses.models._common import require_key
 
 # The variables each provider's SDK reads by default.
@@ -48,3 +50,16 @@ def check_key(provider: str, name: str, api_key_env: str | None = None) -> str |
         return None
     _, key = require_key(envs)
     return key
+
+
+def key_variable(model_id: str, api_key_env: str | None = None) -> str:
+    """The variable the key of ``model_id`` was read from (the first one set), for messages."""
+    provider, _, name = model_id.partition(":")
+    envs = key_envs(provider, name, api_key_env)
+    return next((e for e in envs if os.environ.get(e)), envs[0] if envs else "the provider's key variable")
+
+
+def rejected_key_message(model_id: str, api_key_env: str | None, error: str) -> str:
+    """One line for a refused key: which variable, what the provider said, what to do."""
+    variable = key_variable(model_id, api_key_env)
+    return f"the provider refused the key in {variable} for {model_id} ({error}); export a valid key in {variable}"

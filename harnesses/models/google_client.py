@@ -32,7 +32,7 @@ from harnesses.models.base import (
     Usage,
 )
 from harnesses.models.credentials import check_key
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
@@ -133,6 +133,7 @@ def from_gemini(response: types.GenerateContentResponse) -> tuple[str, list[Tool
     usage = Usage(
         input_tokens=(meta.prompt_token_count or 0) if meta else 0,
         output_tokens=((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)) if meta else 0,
+        cache_read_tokens=(meta.cached_content_token_count or 0) if meta else 0,
     )
     return "".join(texts), calls, stop, usage
 
@@ -202,6 +203,10 @@ class GoogleClient(ModelClient):
                 exclude={"sdk_http_response", "automatic_function_calling_history"},
             ),
         )
+
+    async def check_access(self) -> None:
+        await probe(lambda: self._client.aio.models.list(config={"page_size": 1}), self.options,
+                    model_id=self.model_id, scrub=self._scrub)
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()

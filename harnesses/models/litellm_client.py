@@ -20,7 +20,7 @@ from harnesses.models.openai_format import (
     to_openai_tools,
     usage_from_openai,
 )
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 # Without this LiteLLM fetches its price map from GitHub at import; sandboxed hosts have no
 # network and the fetch stalls the import by seconds. Our own pricing.py prices runs.
@@ -82,6 +82,12 @@ class LiteLLMClient(ModelClient):
             latency_s=time.monotonic() - start,
             raw=response.model_dump(mode="json"),
         )
+
+    async def check_access(self) -> None:
+        # LiteLLM has no model list that works across its routes: a one-token request is the
+        # cheapest call every route answers.
+        body = {**self._request([{"role": "user", "content": "ping"}], []), "max_tokens": 1}
+        await probe(lambda: litellm.acompletion(**body), self.options, model_id=self.model_id, scrub=self._scrub)
 
 
 def create(name: str, task: object = None, **options: Any) -> LiteLLMClient:

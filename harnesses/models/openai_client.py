@@ -21,7 +21,7 @@ from harnesses.models.openai_format import (
     usage_from_openai,
 )
 from harnesses.models.credentials import check_key
-from harnesses.models.retry import call_with_retries
+from harnesses.models.retry import call_with_retries, probe
 
 
 
@@ -69,6 +69,9 @@ class OpenAIClient(ModelClient):
             latency_s=latency,
             raw=response.model_dump(mode="json"),
         )
+
+    async def check_access(self) -> None:
+        await probe(lambda: self._client.models.list(), self.options, model_id=self.model_id, scrub=self._scrub)
 
     async def aclose(self) -> None:
         await self._client.close()

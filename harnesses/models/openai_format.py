@@ -75,7 +75,10 @@ def from_openai_choice(message: Any, finish_reason: str | None) -> tuple[str, li
 def usage_from_openai(usage: Any) -> Usage:
     if usage is None:
         return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", 0)
     return Usage(
         input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cache_read_tokens=int(cached or 0),
     )

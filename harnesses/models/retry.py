@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import re
 import sys
@@ -26,6 +27,9 @@ log = get_logger("kernelarena.models")
 # 408 request timeout, 409 lock conflict (Anthropic retries it), 429 rate limit; 5xx includes
 # Anthropic's 529 "overloaded".
 _RETRYABLE_4XX = {408, 409, 425, 429}
+# A refused key: 401/403, or Gemini's 400 whose body says API_KEY_INVALID.
+_CREDENTIAL_STATUSES = {401, 403}
+_CREDENTIAL_MARKERS = ("API_KEY_INVALID", "API key not valid")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,11 @@ class Classified:
     message: str
     retry_after_s: float | None = None
     provider_failure: bool = True  # False: not a provider/transport error (a bug); re-raise it
+    credentials: bool = False  # the key was refused: cannot heal
+
+
+def credentials_refused(status: int | None, text: str) -> bool:
+    return status in _CREDENTIAL_STATUSES or (status == 400 and any(m in text for m in _CREDENTIAL_MARKERS))
 
 
 def retryable_status(status: int) -> bool:
@@ -46,10 +55,15 @@ def retryable_status(status: int) -> bool:
 def classify(exc: BaseException) -> Classified:
     """The single decision: is this failure transient, and how long does the provider ask us to wait?"""
     if isinstance(exc, ModelError):
-        return Classified(exc.retryable, exc.status, exc.message)
+        return Classified(exc.retryable, exc.status, exc.message, credentials=exc.credentials)
     status = _status_of(exc)
     if status is not None:
-        return Classified(retryable_status(status), status, _message_of(exc), _retry_after_of(exc))
+        message = _message_of(exc)
+        refused = credentials_refused(status, message + str(getattr(exc, "details", "") or getattr(exc, "body", "") or ""))
+        return Classified(retryable_status(status), status, message, _retry_after_of(exc), credentials=refused)
+    if isinstance(exc, json.JSONDecodeError):
+        # A reply body that is not JSON (cut short, or a proxy's HTML page): transient like a reset.
+        return Classified(True, None, f"the provider's reply is not valid JSON: {exc}")
     if isinstance(exc, _transport_errors()):
         return Classified(True, None, f"{type(exc).__name__}: {_message_of(exc) or 'connection failed'}")
     return Classified(False, None, f"{type(exc).__name__}: {exc}", provider_failure=False)
@@ -206,5 +220,17 @@ async def call_with_retries(
         message = scrub(info.message)
         if info.retryable:
             message = f"{message} (gave up after {attempts} attempts)"
-        raise ModelError(f"{model_id}: {message}", retryable=info.retryable, status=info.status) from exc
+        raise ModelError(f"{model_id}: {message}", retryable=info.retryable, status=info.status,
+                         credentials=info.credentials) from exc
     raise AssertionError("unreachable: tenacity either returns or raises")
+
+
+PROBE_TIMEOUT_S = 30.0
+
+
+async def probe(fn: Callable[[], Awaitable[Any]], options: ModelOptions, *, model_id: str,
+                scrub: Callable[[str], str] = lambda s: s) -> None:
+    """A credentials check: one attempt, no retries, a short timeout; failures as ModelError."""
+    once = options.model_copy(update={"max_retries": 0})
+    await asyncio.wait_for(call_with_retries(fn, once, None, model_id=model_id, scrub=scrub),
+                           min(options.timeout_s, PROBE_TIMEOUT_S))

@@ -9,7 +9,12 @@ model turn it does what the `minimal` loop does around `ModelClient.complete`:
   a budget that is spent refuses the request and sets `exit`, which tells the harness to cut
   the CLI off;
 - the one retry policy (harnesses.models.retry) for 429/5xx/transport failures before the reply
-  starts; a provider that still fails ends the trial like `ModelFailed`;
+  starts; a provider that still fails ends the trial like `ModelFailed`. A status that cannot
+  heal (400, 404, 413; 401/403 as `CredentialsRejected`) ends it at once, with the provider's
+  own error text, so the CLI does not retry it for minutes. A reply that breaks off after it
+  started cannot be retried here: the CLI's connection is cut too, the CLI asks again, and
+  after `max_retries` broken replies in a row the trial ends;
+- on close, turns still waiting on the provider are cancelled and recorded as abandoned;
 - `model_request` / `model_response` events (and `retry`, `budget`, `error`) in the transcript.
   Requests repeat the whole conversation each turn: only the messages new since the previous
   request are recorded (`first_index`), and system prompt and tools only when they change.
@@ -33,9 +38,9 @@ import httpx
 from aiohttp import web
 
 from harnesses.budget import Budget
-from harnesses.exits import BudgetExhausted, LoopExit, ModelFailed
+from harnesses.exits import BudgetExhausted, LoopExit, ModelFailed, model_failure
 from harnesses.models.base import ModelError, ModelOptions
-from harnesses.models.retry import call_with_retries, retryable_status
+from harnesses.models.retry import call_with_retries, credentials_refused, retryable_status
 from harnesses.proxy.wire import ANTHROPIC, ReplyAssembler, RequestView, protocol_of, view_request
 from harnesses.transcript import Transcript
 from kernelarena.logs import get_logger
@@ -92,6 +97,9 @@ class ModelProxy:
         self._system_digest = ""
         self._tools_digest = ""
         self._lock = asyncio.Lock()
+        self._broken_replies = 0
+        self._in_flight: set[asyncio.Task[Any]] = set()
+        self._closing = False
 
     async def __aenter__(self) -> ModelProxy:
         await self.start()
@@ -112,6 +120,15 @@ class ModelProxy:
         os.chmod(self.socket_path, 0o666)
 
     async def close(self) -> None:
+        # Requests still waiting on the provider are cancelled first, while the transcript is
+        # open: each abandoned turn records so, and a read that fails because the client is
+        # closing can never be mistaken for a provider failure worth a retry.
+        self._closing = True
+        pending = [t for t in self._in_flight if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -130,6 +147,16 @@ class ModelProxy:
         return hmac.compare_digest(_credentials(request).encode(), self._token.encode())
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        task = asyncio.current_task()
+        if self._closing or task is None:
+            return _error(self.provider, 503, "the trial has ended")
+        self._in_flight.add(task)
+        try:
+            return await self._dispatch(request)
+        finally:
+            self._in_flight.discard(task)
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
         if request.method == "HEAD" and not _credentials(request):
             # Claude Code probes the base URL (HEAD /api/hello) without a key: forwarded bare.
@@ -163,6 +190,16 @@ class ModelProxy:
             self.requests += 1
             number = self.requests
             self._record_request(number, request.path, protocol, view)
+        try:
+            return await self._exchange(request, body, protocol, view, arrived, number)
+        except asyncio.CancelledError:
+            # The trial ended (wall time, a cut-off) while this turn waited on the provider.
+            self.transcript.event("error", source="proxy", turn=number, abandoned=True,
+                                  message=f"turn {number} abandoned: the trial ended before the provider's reply was complete")
+            raise
+
+    async def _exchange(self, request: web.Request, body: bytes, protocol: str, view: RequestView,
+                        arrived: float, number: int) -> web.StreamResponse:
         started = time.monotonic()
         try:
             upstream = await call_with_retries(
@@ -170,36 +207,79 @@ class ModelProxy:
                 model_id=f"{self.provider}:{view.model}", scrub=self._scrub,
             )
         except ModelError as exc:
-            self.transcript.event("error", source="model", message=str(exc), status=exc.status, retryable=exc.retryable)
-            self.end(ModelFailed(str(exc)))
+            exit = model_failure(f"{self.provider}:{view.model}", self.options.api_key_env, str(exc), exc.credentials)
+            self.transcript.event("error", source="model", turn=number, message=exit.detail, status=exc.status,
+                                  retryable=exc.retryable)
+            self.end(exit)
             return _error(self.provider, 502, f"the model provider failed: {self._scrub(str(exc))}")
+        if upstream.status_code >= 400:
+            return await self._refused(upstream, view, number)
         response = web.StreamResponse(status=upstream.status_code, headers=_response_headers(upstream))
         assembler = ReplyAssembler(protocol, "text/event-stream" in upstream.headers.get("content-type", ""))
+        broken = ""
         try:
             await response.prepare(request)
             async for chunk in upstream.aiter_bytes():
                 assembler.feed(chunk)
                 await response.write(chunk)
             await response.write_eof()
-        except (ConnectionError, httpx.TransportError) as exc:
-            self.transcript.event("error", source="proxy", message=f"reply relay broke: {type(exc).__name__}: {exc}")
+        except httpx.TransportError as exc:  # the provider's side: a cut stream, a stall mid-reply
+            broken = f"{type(exc).__name__}: {self._scrub(str(exc)) or 'the connection broke'}"
+        except ConnectionError as exc:  # the CLI's side went away
+            self.transcript.event("error", source="proxy", turn=number, message=f"reply relay to the CLI broke: {type(exc).__name__}: {exc}")
         finally:
             await upstream.aclose()
         reply = assembler.finish()
+        if broken and request.transport is not None:
+            # The CLI must not take a reply cut short for a whole one: its connection is cut too.
+            request.transport.close()
+        elif reply.undecodable and not broken:
+            broken = f"{reply.undecodable} part(s) of the reply are not valid JSON"
         latency = time.monotonic() - started
-        if upstream.status_code >= 400:
-            self.transcript.event("error", source="model", message=f"{upstream.status_code}: {reply.text or ''}"[:2000],
-                                  status=upstream.status_code, retryable=False)
         if reply.has_usage:
             self.budget.record_turn(reply.usage, f"{self.provider}:{reply.model or view.model}")
         self.transcript.event(
             "model_response", turn=number, status=upstream.status_code, model=reply.model or view.model,
             text=reply.text, thinking=reply.thinking, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
-            latency_s=round(latency, 4), budget_used=self.budget.usage(),
+            latency_s=round(latency, 4), budget_used=self.budget.usage(), **({"broken": True} if broken else {}),
         )
+        if broken:
+            self._broken_reply(number, broken)
+        else:
+            self._broken_replies = 0
         # httpx's elapsed runs from sending to closing the reply, relay writes included.
         self.overhead_s.append(max(0.0, time.monotonic() - arrived - upstream.elapsed.total_seconds()))
         return response
+
+    async def _refused(self, upstream: httpx.Response, view: RequestView, number: int) -> web.Response:
+        """A status the retry policy does not retry (400, 401, 403, 404, 413): it cannot heal by
+        asking again, so the trial ends now (the CLI would otherwise retry it for minutes). The
+        provider's own error text is recorded and relayed."""
+        try:
+            data = await upstream.aread()
+        except httpx.TransportError:
+            data = b""
+        finally:
+            await upstream.aclose()
+        status = upstream.status_code
+        text = self._scrub(_error_text(data) or f"HTTP {status}")
+        model_id = f"{self.provider}:{view.model}"
+        exit = model_failure(model_id, self.options.api_key_env, f"{model_id}: {status}: {text}"[:2000],
+                             credentials_refused(status, text))
+        self.transcript.event("error", source="model", turn=number, message=exit.detail, status=status, retryable=False)
+        self.end(exit)
+        return web.Response(status=status, body=data, headers=_response_headers(upstream))
+
+    def _broken_reply(self, number: int, reason: str) -> None:
+        """A reply that broke off after it started cannot be retried here (the CLI has seen part
+        of it); the CLI retries the turn itself. The retry policy's bound still holds: after
+        max_retries broken replies in a row the trial ends."""
+        self._broken_replies += 1
+        gave_up = self._broken_replies > self.options.max_retries
+        self.transcript.event("error", source="model", turn=number, message=f"the provider's reply broke off: {reason}",
+                              status=None, retryable=not gave_up, broken_in_a_row=self._broken_replies)
+        if gave_up:
+            self.end(ModelFailed(f"{self.provider}: the reply broke off {self._broken_replies} times in a row ({reason})"))
 
     def _record_request(self, number: int, path: str, protocol: str, view: RequestView) -> None:
         # A request that continues the previous one records only its new messages.
@@ -270,7 +350,8 @@ class ModelProxy:
         return headers
 
     def _on_retry(self, info: dict[str, Any]) -> None:
-        self.transcript.event("retry", source="proxy", **info)
+        if not self._closing:
+            self.transcript.event("retry", source="proxy", **info)
 
     def _scrub(self, text: str) -> str:
         for secret in (self._api_key, self._token):
@@ -297,6 +378,20 @@ def _error(provider: str, status: int, message: str) -> web.Response:
         body = {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error",
                           "param": None, "code": None}}
     return web.json_response(body, status=status)
+
+
+def _error_text(data: bytes) -> str:
+    """The provider's own error message: ``error.message`` of its JSON body (Anthropic, OpenAI
+    and Gemini all put it there), else the body's text."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return data.decode("utf-8", errors="replace").strip()[:2000]
+    inner = body.get("error") if isinstance(body, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        kind = inner.get("type") or inner.get("status") or inner.get("code")
+        return f"{inner['message']} ({kind})" if isinstance(kind, str) and kind else inner["message"]
+    return json.dumps(body)[:2000]
 
 
 def _without_cache_marks(value: Any) -> Any:

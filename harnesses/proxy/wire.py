@@ -4,7 +4,8 @@ Three protocols pass through the proxy: Anthropic Messages (Claude Code), OpenAI
 (Codex) and OpenAI Chat Completions. A reply arrives as one JSON body or as server-sent events;
 `ReplyAssembler` is fed the bytes as they are relayed and rebuilds the same neutral summary
 either way: text, tool calls, stop reason and usage. Usage follows the model clients'
-convention: Anthropic's input counts cache reads and writes, OpenAI's input is its prompt total.
+convention: Anthropic's input counts cache reads and writes, OpenAI's input is its prompt total;
+the cached parts are kept beside it so they are priced at their own rates.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     has_usage: bool = False
     model: str = ""
+    undecodable: int = 0
+    """Payloads that were not JSON (a whole body, or a streamed event's data other than [DONE])."""
 
 
 class SSEDecoder:
@@ -120,7 +123,9 @@ class ReplyAssembler:
             try:
                 event = json.loads(data)
             except json.JSONDecodeError:
-                continue  # "[DONE]" and keep-alives
+                if data.strip() not in ("", "[DONE]"):  # OpenAI's end marker, keep-alives
+                    self.reply.undecodable += 1
+                continue
             if isinstance(event, dict):
                 self._event(event)
 
@@ -130,6 +135,7 @@ class ReplyAssembler:
                 body = json.loads(bytes(self._body) or b"null")
             except json.JSONDecodeError:
                 body = None
+                self.reply.undecodable += 1
             if isinstance(body, dict):
                 self._whole(body)
         elif self._blocks:
@@ -224,6 +230,8 @@ class ReplyAssembler:
         self.reply.usage = Usage(
             input_tokens=sum(self._input_parts.values()),
             output_tokens=output if isinstance(output, int) else self.reply.usage.output_tokens,
+            cache_read_tokens=self._input_parts["cache_read_input_tokens"],
+            cache_write_tokens=self._input_parts["cache_creation_input_tokens"],
         )
         self.reply.has_usage = True
 
@@ -247,7 +255,8 @@ class ReplyAssembler:
         usage = response.get("usage")
         if isinstance(usage, dict):
             self.reply.usage = Usage(input_tokens=int(usage.get("input_tokens") or 0),
-                                     output_tokens=int(usage.get("output_tokens") or 0))
+                                     output_tokens=int(usage.get("output_tokens") or 0),
+                                     cache_read_tokens=_cached(usage.get("input_tokens_details")))
             self.reply.has_usage = True
 
     def _chat_chunk(self, chunk: dict[str, Any]) -> None:
@@ -268,5 +277,12 @@ class ReplyAssembler:
     def _chat_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):
             self.reply.usage = Usage(input_tokens=int(usage.get("prompt_tokens") or 0),
-                                     output_tokens=int(usage.get("completion_tokens") or 0))
+                                     output_tokens=int(usage.get("completion_tokens") or 0),
+                                     cache_read_tokens=_cached(usage.get("prompt_tokens_details")))
             self.reply.has_usage = True
+
+
+def _cached(details: Any) -> int:
+    """OpenAI's cached part of the prompt (``*_tokens_details.cached_tokens``)."""
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) else 0

@@ -57,7 +57,11 @@ class FakeAnthropicServer(FakeProviderServer):
             return web.Response(status=200)
 
         return [web.post("/v1/messages", messages), web.post("/v1/messages/count_tokens", count_tokens),
-                web.head("/api/hello", hello)]
+                web.head("/api/hello", hello), web.get("/v1/models", self.list_models)]
+
+    def models_listing(self, names: list[str]) -> dict[str, Any]:
+        data = [{"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"} for n in names]
+        return {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
 
     def presented_key(self, request: web.Request) -> str | None:
         # Older SDKs (and LiteLLM) send x-api-key; anthropic>=2 sends the key as a bearer token.
@@ -142,7 +146,8 @@ class FakeAnthropicServer(FakeProviderServer):
 
     def tokens_of(self, payload: dict[str, Any]) -> tuple[int, int]:
         usage = payload["usage"]
-        return usage["input_tokens"], usage["output_tokens"]
+        cached = usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
+        return usage["input_tokens"] + cached, usage["output_tokens"]
 
     async def stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
         """The Messages streaming events: message_start (input usage), one start/delta/stop per
@@ -190,7 +195,7 @@ class FakeAnthropicServer(FakeProviderServer):
             "usage": {
                 "input_tokens": self.input_estimate(reply, request.body),
                 "output_tokens": reply.output_estimate(),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": reply.cache_write_tokens,
+                "cache_read_input_tokens": reply.cache_read_tokens,
             },
         }

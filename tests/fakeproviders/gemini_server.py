@@ -47,7 +47,12 @@ class FakeGeminiServer(FakeProviderServer):
         async def generate(request: web.Request) -> web.StreamResponse:
             return await self.handle(request, request.match_info["model"])
 
-        return [web.post("/{version}/models/{model:[^/:]+}:generateContent", generate)]
+        return [web.post("/{version}/models/{model:[^/:]+}:generateContent", generate),
+                web.get("/{version}/models", self.list_models)]
+
+    def models_listing(self, names: list[str]) -> dict[str, Any]:
+        return {"models": [{"name": f"models/{n}", "displayName": n, "supportedGenerationMethods": ["generateContent"]}
+                           for n in names]}
 
     def presented_key(self, request: web.Request) -> str | None:
         return request.headers.get("x-goog-api-key") or request.query.get("key")
@@ -145,12 +150,12 @@ class FakeGeminiServer(FakeProviderServer):
                 self.issued_signatures.add(signature)
                 part["thoughtSignature"] = signature
             parts.append(part)
-        prompt, output = self.input_estimate(reply, request.body), reply.output_estimate()
+        prompt, output = self.input_estimate(reply, request.body) + reply.cache_read_tokens, reply.output_estimate()
         return {
             "candidates": [{"content": {"parts": parts, "role": "model"},
                             "finishReason": _FINISH.get(reply.stop or "", "STOP"), "index": 0}],
             "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": output,
-                              "totalTokenCount": prompt + output},
+                              "totalTokenCount": prompt + output, "cachedContentTokenCount": reply.cache_read_tokens},
             "modelVersion": model,
             "responseId": f"fake{request.number}",
         }

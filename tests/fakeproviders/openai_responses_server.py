@@ -32,13 +32,7 @@ class FakeOpenAIResponsesServer(FakeOpenAIServer):
         async def responses(request: web.Request) -> web.StreamResponse:
             return await self.handle(request, await _model_of(request))
 
-        async def models(request: web.Request) -> web.StreamResponse:
-            await self._record(request)
-            if self.api_key is not None and self.presented_key(request) != self.api_key:
-                return self.auth_failure()
-            return web.json_response({"object": "list", "data": []})
-
-        return [web.post("/v1/responses", responses), web.get("/v1/models", models)]
+        return [web.post("/v1/responses", responses), web.get("/v1/models", self.list_models)]
 
     def turn_index(self, body: Any) -> int:
         items = body.get("input")
@@ -69,13 +63,13 @@ class FakeOpenAIResponsesServer(FakeOpenAIServer):
         for i, call in enumerate(reply.tool_calls):
             output.append({"type": "function_call", "id": f"fc_fake{number}x{i}", "call_id": call.id or f"call_{number}x{i}",
                            "name": call.name, "arguments": call.arguments_text(), "status": "completed"})
-        prompt, completion = self.input_estimate(reply, request.body), reply.output_estimate()
+        prompt, completion = self.input_estimate(reply, request.body) + reply.cache_read_tokens, reply.output_estimate()
         incomplete = {"reason": "max_output_tokens"} if reply.stop == "max_tokens" else None
         return {
             "id": f"resp_fake{number}", "object": "response", "created_at": int(time.time()),
             "status": "incomplete" if incomplete else "completed", "incomplete_details": incomplete,
             "model": model, "output": output, "error": None,
-            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
+            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": reply.cache_read_tokens}, "output_tokens": completion,
                       "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion},
         }
 

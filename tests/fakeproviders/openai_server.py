@@ -58,7 +58,11 @@ class FakeOpenAIServer(FakeProviderServer):
         async def completions(request: web.Request) -> web.StreamResponse:
             return await self.handle(request, await _model_of(request))
 
-        return [web.post("/v1/chat/completions", completions), web.post("/chat/completions", completions)]
+        return [web.post("/v1/chat/completions", completions), web.post("/chat/completions", completions),
+                web.get("/v1/models", self.list_models)]
+
+    def models_listing(self, names: list[str]) -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "fake"} for n in names]}
 
     def presented_key(self, request: web.Request) -> str | None:
         auth = request.headers.get("Authorization", "")
@@ -156,14 +160,15 @@ class FakeOpenAIServer(FakeProviderServer):
                 for i, call in enumerate(reply.tool_calls)
             ]
         finish = _FINISH.get(reply.stop or "", "tool_calls" if reply.tool_calls else "stop")
-        prompt, completion = self.input_estimate(reply, body), reply.output_estimate()
+        prompt, completion = self.input_estimate(reply, body) + reply.cache_read_tokens, reply.output_estimate()
         return {
             "id": f"chatcmpl-fake{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
             "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                      "prompt_tokens_details": {"cached_tokens": reply.cache_read_tokens}},
             "system_fingerprint": "fp_fake",
         }
 

@@ -30,6 +30,8 @@ class Reply:
     tool_calls: list[ToolUse] = field(default_factory=list)
     input_tokens: int | None = None  # None: about a token per 4 characters of the request body
     output_tokens: int | None = None  # None: about a token per 4 characters of the reply
+    cache_read_tokens: int = 0  # prompt tokens served from the cache (on top of input_tokens)
+    cache_write_tokens: int = 0  # prompt tokens written to the cache (Anthropic reports them apart)
     stop: str | None = None  # neutral override: "max_tokens" or "content_filter"
 
     @classmethod
@@ -48,7 +50,9 @@ class Reply:
 
 @dataclass
 class Failure:
-    """One injected fault: an HTTP error in the provider's format, a dropped socket, or a stall."""
+    """One injected fault: an HTTP error in the provider's format, a dropped socket, a stall, or
+    a reply that goes wrong on the wire (a body that is not JSON, a stream that breaks off or
+    stalls after its first event)."""
 
     status: int = 500
     message: str | None = None  # None: the provider's usual message for the status
@@ -56,6 +60,31 @@ class Failure:
     drop: bool = False  # close the socket without any response
     stall_s: float = 0.0  # sleep this long first (then answer normally unless status/drop apply)
     answer_after_stall: bool = False
+    malformed: bool = False  # a 200 whose JSON body is cut in half (a complete HTTP response)
+    cut_after_first: bool = False  # send the first event (or half the body), then close the socket
+    hang_mid_s: float = 0.0  # send the first event (or half the body), then stall this long
+
+    @property
+    def on_the_wire(self) -> bool:
+        """The reply itself is rendered, then spoiled while it is sent."""
+        return self.malformed or self.cut_after_first or self.hang_mid_s > 0
+
+    @classmethod
+    def malformed_body(cls) -> "Failure":
+        return cls(malformed=True)
+
+    @classmethod
+    def cut_stream(cls) -> "Failure":
+        return cls(cut_after_first=True)
+
+    @classmethod
+    def hang_mid_stream(cls, hang_s: float) -> "Failure":
+        return cls(hang_mid_s=hang_s)
+
+    @classmethod
+    def hang(cls, hang_s: float) -> "Failure":
+        """No byte of the reply for ``hang_s`` (then the normal answer, if anyone still waits)."""
+        return cls.slow(hang_s)
 
     @classmethod
     def rate_limit(cls, retry_after: float | None = None) -> "Failure":

@@ -27,6 +27,10 @@ class RecordedRequest:
     body: Any  # parsed JSON, or the raw text when it was not JSON
 
 
+FAULT = web.RequestKey("fault", Failure)
+"""A wire fault for this request's reply, set by `handle`."""
+
+
 class ProviderError(Exception):
     """Raised by a subclass's checks: answer with this status in the provider's error format."""
 
@@ -54,6 +58,8 @@ class FakeProviderServer:
         self.delay_s = delay_s  # every answer waits this long: a slow model
         self.known_models = known_models  # None: any model name is served
         self.requests: list[RecordedRequest] = []
+        self.model_lists: list[str] = []
+        """The key (or auth header) each model-list request presented."""
         self.served: list[tuple[str, int, int]] = []
         """(model, input tokens, output tokens) of every reply sent: the fake's own count."""
         self._lock = threading.Lock()
@@ -182,8 +188,10 @@ class FakeProviderServer:
                 request.transport.close()  # type: ignore[union-attr]
                 # The socket is gone: stop aiohttp from writing a response onto it.
                 raise asyncio.CancelledError()
-            if not failure.answer_after_stall:
+            if not failure.answer_after_stall and not failure.on_the_wire:
                 return self.error_response(failure.status, failure.message, failure.retry_after)
+            if failure.on_the_wire:
+                request[FAULT] = failure  # read by send_events / send_json
         if self.api_key is not None and self.presented_key(request) != self.api_key:
             return self.auth_failure()
         if self.delay_s:
@@ -205,23 +213,63 @@ class FakeProviderServer:
                 return await self.stream(request, payload)
             except ProviderError as exc:
                 return self.error_response(exc.status, exc.message)
-        return web.json_response(payload)
+        return await self.send_json(request, payload)
+
+    @staticmethod
+    async def send_json(request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:
+        data = json.dumps(payload).encode()
+        fault: Failure | None = request.get(FAULT)
+        if fault is None:
+            return web.json_response(payload)
+        if fault.malformed:
+            return web.Response(body=data[: len(data) // 2], content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(data)
+        await response.prepare(request)
+        await response.write(data[: len(data) // 2])
+        await _spoil(request, fault)
+        try:
+            await response.write(data[len(data) // 2:])
+            await response.write_eof()
+        except ConnectionError:  # the client gave up waiting: the point of the stall
+            pass
+        return response
 
     @staticmethod
     async def send_events(request: web.Request, events: list[tuple[str | None, dict[str, Any] | str]]) -> web.StreamResponse:
         """``text/event-stream`` of (event name or None, data) pairs, one write each; a str
         data (OpenAI's ``[DONE]``) is sent as it is."""
+        fault: Failure | None = request.get(FAULT)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        for name, data in events:
-            head = f"event: {name}\n" if name else ""
-            text = data if isinstance(data, str) else json.dumps(data)
-            await response.write(f"{head}data: {text}\n\n".encode())
-        await response.write_eof()
+        try:
+            for n, (name, data) in enumerate(events):
+                head = f"event: {name}\n" if name else ""
+                text = data if isinstance(data, str) else json.dumps(data)
+                if fault is not None and fault.malformed:
+                    text = text[: len(text) // 2]
+                await response.write(f"{head}data: {text}\n\n".encode())
+                if n == 0 and fault is not None and not fault.malformed:
+                    await _spoil(request, fault)
+            await response.write_eof()
+        except ConnectionError:  # the client gave up during a stall
+            pass
         return response
 
     def auth_failure(self) -> web.Response:
         return self.error_response(401, None)
+
+    def models_listing(self, names: list[str]) -> dict[str, Any]:
+        """The provider's answer to a model list (what a credentials check asks for)."""
+        raise NotImplementedError
+
+    async def list_models(self, request: web.Request) -> web.Response:
+        # Kept apart from `requests`, whose numbers the injected failures count: a credentials
+        # check before a sweep must not shift a test's failure script.
+        self.model_lists.append(request.headers.get("Authorization", "") or self.presented_key(request) or "")
+        if self.api_key is not None and self.presented_key(request) != self.api_key:
+            return self.auth_failure()
+        return web.json_response(self.models_listing(sorted(self.known_models or {f"{self.provider}-fake"})))
 
     def model_not_found(self, model: str) -> str:
         return f"model {model} not found"
@@ -231,3 +279,12 @@ class FakeProviderServer:
         if reply.input_tokens is not None:
             return reply.input_tokens
         return len(json.dumps(body)) // 4 + 1
+
+
+async def _spoil(request: web.Request, fault: Failure) -> None:
+    """After the first event (or half the body): stall, or break the connection off."""
+    if fault.hang_mid_s:
+        await asyncio.sleep(fault.hang_mid_s)
+    if fault.cut_after_first:
+        request.transport.close()  # type: ignore[union-attr]
+        raise asyncio.CancelledError()

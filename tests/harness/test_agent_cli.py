@@ -124,6 +124,11 @@ async def test_claude_code_is_cut_off_by_the_wall_time_budget(tmp_path: Path, mo
     assert [b["kind"] for b in budget] == ["wall_time"] and 9 <= budget[0]["used"] < 30
     end = next(e["payload"] for e in evs if e.get("payload", {}).get("kind") == "cli_exit")
     assert end["ended_by"] == "timeout"
+    # The hanging turn is abandoned when the proxy closes: said so, never taken for a retry.
+    after = [e for e in evs if e["seq"] > next(b["seq"] for b in evs if b["type"] == "budget")]
+    assert "retry" not in [e["type"] for e in after]
+    assert any(e["type"] == "error" and e["payload"].get("abandoned") for e in after)
+    assert [e["type"] for e in evs].count("trial_end") == 1 and evs[-1]["type"] == "trial_end"
 
 
 @pytest.mark.docker
@@ -224,3 +229,57 @@ def test_a_model_the_cli_cannot_drive_is_refused_before_any_trial() -> None:
     assert [spec.harness_of(m) for m in spec.models] == ["minimal", "claude-code"]
     with pytest.raises(ConfigError, match="model 'openai:gpt-5.4\\+claude-code': harness 'claude-code' speaks the anthropic API"):
         check_harness(spec)
+
+
+# Claude Code's turns as Anthropic reports them with prompt caching on: the first writes the
+# cache, the later ones read it back and add a little.
+CACHED_TURNS = [
+    dict(input_tokens=3_000, cache_write_tokens=18_000, output_tokens=300),
+    dict(input_tokens=1_000, cache_read_tokens=18_000, cache_write_tokens=1_500, output_tokens=1_200),
+    dict(input_tokens=800, cache_read_tokens=19_500, cache_write_tokens=600, output_tokens=50),
+]
+COST_DOC = Path(__file__).resolve().parents[2] / "docs" / "MODELS.md"
+COST_BEGIN, COST_END = "<!-- cli-cost:begin -->", "<!-- cli-cost:end -->"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("agents_image")
+async def test_claude_code_cost_matches_the_clis_own(tmp_path: Path, monkeypatch) -> None:
+    """Cache reads and writes priced at their own rates: our dollars for a Claude Code trial
+    equal the CLI's own total_cost_usd; pricing every input token at the full rate did not."""
+    import os
+
+    from harnesses.models.base import Usage
+    from harnesses.models.pricing import load_prices, price_of
+
+    steps = [Reply.tool("Bash", {"command": "ls", "description": "look around"}, **CACHED_TURNS[0]),
+             Reply.tool("Write", {"file_path": "/workspace/kernel.py", "content": SOLUTION}, **CACHED_TURNS[1]),
+             Reply.say("kernel.py is written.", **CACHED_TURNS[2])]
+    with FakeAnthropicServer(script=lambda r: steps[min(_turn(r.body), 2)], api_key=KEY) as server:
+        outcome = await run_claude(tmp_path, monkeypatch, server)
+    assert outcome.verdict == "passed", outcome.error
+    evs = events(tmp_path)
+    cli_cost = next(e["payload"]["total_cost_usd"] for e in evs if e.get("payload", {}).get("kind") == "cli_result")
+    end = evs[-1]["payload"]["usage"]
+    assert (end["cache_read_tokens"], end["cache_write_tokens"]) == (37_500, 20_100)
+    price = price_of("anthropic:claude-sonnet-4-5", load_prices())
+    assert price is not None
+    usage = Usage(end["input_tokens"], end["output_tokens"])
+    before = (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6
+    after = outcome.dollars
+    assert after == pytest.approx(cli_cost, rel=0.01), (after, cli_cost)
+    assert before > after * 1.2
+    block = (f"{COST_BEGIN}\n| priced as | dollars |\n|---|---|\n"
+             f"| every input token at the full input rate (before) | ${before:.4f} |\n"
+             f"| cache reads and writes at their own rates (now) | ${after:.4f} |\n"
+             f"| Claude Code's own `total_cost_usd` | ${cli_cost:.4f} |\n"
+             f"\n{end['input_tokens']:,} input tokens ({end['cache_read_tokens']:,} cache reads, "
+             f"{end['cache_write_tokens']:,} cache writes), {end['output_tokens']:,} output tokens, three turns.\n{COST_END}")
+    text = COST_DOC.read_text(encoding="utf-8")
+    head, rest = text.split(COST_BEGIN, 1)
+    tail = rest.split(COST_END, 1)[1]
+    if os.environ.get("KA_WRITE_FAULT_MATRIX"):
+        COST_DOC.write_text(head + block + tail, encoding="utf-8")
+    else:
+        assert COST_BEGIN + rest.split(COST_END, 1)[0] + COST_END == block, "rerun with KA_WRITE_FAULT_MATRIX=1"

@@ -46,15 +46,18 @@ def wait_until_running(transcript: Path, timeout_s: float = 120) -> None:
     raise AssertionError(f"the command never started ({transcript})")
 
 
-async def test_model_error_ends_the_loop_with_reason_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_refused_key_ends_the_loop_as_a_credentials_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_OPENAI_KEY", "not-the-servers-key")
     with FakeOpenAIServer(script=[Reply.say("unreachable")]) as server:
         outcome = await trial(tmp_path, "openai:test-model",
                               model_options={"base_url": server.base_url, "api_key_env": "FAKE_OPENAI_KEY", "max_retries": 0})
-    assert (outcome.exit_reason, outcome.verdict) == ("error", "no_kernel")
+    assert (outcome.exit_reason, outcome.verdict) == ("credentials", "no_kernel")
     evs = assert_complete_transcript(tmp_path)
     error = next(e["payload"] for e in evs if e["type"] == "error")
     assert error["source"] == "model" and error["status"] == 401 and error["retryable"] is False
+    assert "Incorrect API key provided" in error["message"]  # the provider's own words
+    exit = next(e["payload"] for e in evs if e["type"] == "harness_event" and e["payload"]["kind"] == "harness_exit")
+    assert exit["detail"].startswith("the provider refused the key in FAKE_OPENAI_KEY for openai:test-model (")
     assert "not-the-servers-key" not in (tmp_path / "transcript.jsonl").read_text()
 
 

@@ -5,7 +5,9 @@ every turn. A wrong token, a spent budget and a provider that keeps failing are 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -157,3 +159,52 @@ def test_reply_assembler_reads_anthropic_events_split_anywhere() -> None:
     assert reply.thinking == "Plan: tile it." and reply.text == ""
     assert reply.tool_calls == [{"id": "t1", "name": "Write", "arguments": {"file_path": "kernel.py"}}]
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.stop_reason) == (100, 42, "tool_use")
+    assert (reply.usage.cache_read_tokens, reply.usage.cache_write_tokens) == (90, 0)
+
+
+async def test_a_refusal_ends_the_trial_with_the_providers_own_words(tmp_path: Path, socket_dir: Path) -> None:
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"x-api-key": TOKEN, "anthropic-version": "2023-06-01"}
+    failures = {1: Failure.http(400, "messages.0: the provider's own reason"), 2: Failure.http(401, "invalid x-api-key")}
+    with FakeAnthropicServer(script=SCRIPT, api_key=KEY, failures=failures) as server:
+        async with make_proxy(socket_dir, server, "anthropic", tmp_path) as proxy:
+            async with http_client(proxy) as client:
+                refused = await client.post("http://proxy/v1/messages", json=body, headers=headers)
+                # The CLI gets the provider's answer as it was, and is cut off.
+                assert refused.status_code == 400 and "the provider's own reason" in refused.text
+                assert proxy.cut_off.is_set() and proxy.exit is not None and proxy.exit.exit_reason == "error"
+                proxy.exit = None
+                await client.post("http://proxy/v1/messages", json=body, headers=headers)
+                assert proxy.exit is not None and proxy.exit.exit_reason == "credentials"
+    assert len(server.requests) == 2  # neither was retried
+    errors = [e["payload"] for e in read_events(tmp_path / "t.jsonl") if e["type"] == "error"]
+    assert errors[0]["message"] == "anthropic:m: 400: messages.0: the provider's own reason (invalid_request_error)"
+    assert "invalid x-api-key" in errors[1]["message"] and "ANTHROPIC_API_KEY" in errors[1]["message"]
+    assert "retry" not in types(tmp_path)
+
+
+async def test_closing_abandons_a_waiting_turn_without_a_false_retry(tmp_path: Path, socket_dir: Path) -> None:
+    """A wall-time cut: the trial records its budget event and closes the proxy while a turn
+    still waits on a provider that hangs. The turn is abandoned, said so, and not retried."""
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"x-api-key": TOKEN, "anthropic-version": "2023-06-01"}
+    with FakeAnthropicServer(script=SCRIPT, api_key=KEY, failures=lambda n: Failure.hang(30)) as server:
+        proxy = make_proxy(socket_dir, server, "anthropic", tmp_path)
+        await proxy.start()
+        client = http_client(proxy)
+        waiting = asyncio.ensure_future(client.post("http://proxy/v1/messages", json=body, headers=headers))
+        while not server.requests:
+            await asyncio.sleep(0.02)
+        proxy.transcript.event("budget", kind="wall_time", limit=1, used=1)
+        started = time.monotonic()
+        await proxy.close()
+        assert time.monotonic() - started < 3
+        with pytest.raises(httpx.HTTPError):
+            await waiting
+        await client.aclose()
+        await asyncio.sleep(1.5)  # where the false retry used to land
+    evs = list(read_events(tmp_path / "t.jsonl"))
+    after = [e for e in evs[[e["type"] for e in evs].index("budget"):]]
+    assert [e["type"] for e in after] == ["budget", "error"]
+    assert after[1]["payload"]["abandoned"] is True and after[1]["payload"]["turn"] == 1
+    assert len(server.requests) == 1
