@@ -30,4 +30,5 @@ test: install
 	# --with: the agents image (Claude Code and Codex CLIs) for the claude-code/codex harness tests.
 	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex
 	-bash scripts/browser_up.sh
+	$(VENV)/bin/ruff check .
 	bash scripts/run_tests.sh

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harnesses.base import Harness, HarnessResult, TrialContext, parse_options
-from harnesses.exits import BudgetExhausted, Finished, LoopExit, ModelFailed, NoToolCalls, model_failure
+from harnesses.exits import BudgetExhausted, Finished, LoopExit, NoToolCalls, model_failure
 from harnesses.models.base import STOP_END_TURN, ModelError, ModelTurn, ToolCall, ToolSpec
 from kernelarena.logs import get_logger
 from kernelarena.text import truncate

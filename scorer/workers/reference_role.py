@@ -194,7 +194,8 @@ class ReferenceRole:
             if problem:
                 return {"ok": False, "kind": "runtime_error", "error": problem}, None
             try:
-                self.main = timed("outputs", lambda: self._variant(built, request.seeds[:n_seeds], fp64, between))
+                # The lambda runs before the `del` below frees the model (ruff reads the del as unbound).
+                self.main = timed("outputs", lambda: self._variant(built, request.seeds[:n_seeds], fp64, between))  # noqa: F821
                 self.alts = []
                 for alt, alt_built in alts:
                     between()
@@ -244,7 +245,7 @@ class ReferenceRole:
             between = between_pieces(lock, self._sync)
             try:
                 outcome = timed("evaluate", lambda: evaluate_correctness(
-                    ref, list(request.calls), outputs, self.device.type, self.rule, self.task.get("dtype"),
+                    ref, list(request.calls), outputs, self.device.type, self.rule, self.task.get("dtype"),  # noqa: F821
                     self.task.get("category"), between))
             except _MALFORMED as exc:  # the call records came from the kernel's process
                 return {"ok": True, "unreadable": f"malformed call records: {type(exc).__name__}: {exc}"}, None

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from scorer.workers.interpreter_bf16 import decode, encode
 

@@ -148,7 +148,7 @@ async def test_extra_mount_is_visible_read_only(tmp_path):
 async def test_container_removed_on_exception_and_labelled():
     trial = f"trial-{uuid.uuid4().hex[:8]}"
     with pytest.raises(RuntimeError):
-        async with open_sandbox(cfg(labels={"kernelarena.trial": trial})) as sb:
+        async with open_sandbox(cfg(labels={"kernelarena.trial": trial})):
             [c] = managed_containers(**{"kernelarena.trial": trial})
             assert c.labels[OWNER].endswith(f":{os.getpid()}")
             raise RuntimeError("harness blew up")

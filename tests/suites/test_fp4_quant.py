@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import itertools
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from scorer.tasks.suites import Suite, Task, load_suite
+from scorer.tasks.suites import Task, load_suite
 
 SUITE = load_suite("fp4-quant")
 TASK_IDS = sorted(SUITE.tasks)

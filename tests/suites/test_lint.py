@@ -5,7 +5,6 @@ linted through the same loader the scorer uses."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest

@@ -207,8 +207,8 @@ def _host_only_nodes(fn: ast.AST) -> set[ast.AST]:
 
     skip: set[ast.AST] = set()
     for node in [fn, *own]:  # _walk_own yields no nested function, so every block here is fn's own
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
+        for block in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, block, None)
             if not isinstance(stmts, list):
                 continue
             for i, stmt in enumerate(stmts):
