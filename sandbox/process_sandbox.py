@@ -49,6 +49,41 @@ _CHUNK = 64 * 1024
 SANDBOX_TAG = "KERNELARENA_SANDBOX_ID"
 
 
+WORKDIR_PREFIX = "kernelarena-sb-"
+# Who made each workdir (pid and start time), outside the workdir so the sandboxed code cannot
+# forge it: a workdir whose owner died without closing (SIGKILL) is removed by the next sandbox.
+WORKDIR_OWNERS = os.path.join(tempfile.gettempdir(), "kernelarena-sb-owners")
+
+
+def _process_identity(pid: int) -> str:
+    """'pid start-time' (field 22 of /proc/PID/stat), so a reused pid does not pass for its owner."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
+
+
+def remove_orphaned_workdirs() -> list[str]:
+    """Removes the workdirs of process sandboxes whose owner is gone; returns them."""
+    owners = Path(WORKDIR_OWNERS)
+    removed = []
+    for record in owners.glob(f"{WORKDIR_PREFIX}*") if owners.is_dir() else []:
+        try:
+            owner = record.read_text().strip()
+        except OSError:
+            continue
+        if owner and _process_identity(int(owner.split()[0])) == owner:
+            continue
+        workdir = Path(tempfile.gettempdir()) / record.name
+        shutil.rmtree(workdir, ignore_errors=True)
+        record.unlink(missing_ok=True)
+        removed.append(str(workdir))
+    if removed:
+        log.info("sandbox_orphans_removed", workdirs=removed)
+    return removed
+
+
 class ProcessSandbox(Sandbox):
     def __init__(self, cfg: SandboxConfig) -> None:
         self.cfg = cfg
@@ -73,7 +108,10 @@ class ProcessSandbox(Sandbox):
     def _start_blocking(self) -> None:
         cfg = self.cfg
         info = self.info
-        self.workdir = tempfile.mkdtemp(prefix="kernelarena-sb-")
+        remove_orphaned_workdirs()
+        self.workdir = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
+        (Path(WORKDIR_OWNERS) / Path(self.workdir).name).parent.mkdir(exist_ok=True)
+        (Path(WORKDIR_OWNERS) / Path(self.workdir).name).write_text(_process_identity(os.getpid()))
         (Path(self.workdir) / ".tmp").mkdir()
         for mount in cfg.mounts:
             if not mount.host.exists():
@@ -165,6 +203,7 @@ class ProcessSandbox(Sandbox):
             self._cgroup.remove()
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+            (Path(WORKDIR_OWNERS) / Path(self.workdir).name).unlink(missing_ok=True)
         log.debug("sandbox_closed", backend="process", workdir=self.workdir)
 
     # -- commands --------------------------------------------------------------------------

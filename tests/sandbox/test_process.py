@@ -233,3 +233,32 @@ async def test_gpus_follow_the_config():
     async with open_sandbox(cfg(gpus="none", memory="16g")) as sb:
         r = await sb.exec(["python3", "-c", GPU_PROBE], timeout=120)
         assert r.ok and r.stdout.split() == ["False", "0"], r
+
+
+async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_path):
+    # A process opens a sandbox, reports its workdir and is SIGKILLed: its close never runs.
+    script = (
+        "import asyncio, sys\n"
+        "from sandbox import SandboxConfig, open_sandbox\n"
+        "async def main():\n"
+        "    async with open_sandbox(SandboxConfig(backend='process')) as sb:\n"
+        "        print('WORKDIR=' + sb.workdir, flush=True)\n"
+        "        await asyncio.sleep(600)\n"
+        "asyncio.run(main())\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=str(Path(__file__).resolve().parents[2]))
+    try:
+        line = ""
+        while not line.startswith("WORKDIR="):  # log lines may come first
+            line = owner.stdout.readline()
+            assert line, "the owner ended before it opened a sandbox"
+        workdir = Path(line.strip().removeprefix("WORKDIR="))
+        assert workdir.is_dir()
+    finally:
+        owner.kill()
+        owner.wait()
+    assert workdir.is_dir(), "left over by the killed owner"
+    async with open_sandbox(cfg()) as sb:
+        assert Path(sb.workdir).is_dir() and Path(sb.workdir) != workdir
+        assert not workdir.exists()
