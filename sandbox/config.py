@@ -82,7 +82,7 @@ class SandboxConfig(BaseModel):
     nested_wall: bool = False
     """The scorer's wall around each kernel worker (scorer/workers/wall.py) needs user, PID and
     mount namespaces inside the sandbox: a docker scoring sandbox then runs without docker's
-    seccomp profile and masked /proc paths (its commands keep uid 1000, no capabilities and
+    seccomp profile, which refuses them (its commands keep uid 1000, no capabilities and
     no_new_privs; the kernel gets the scorer's own, stricter filter)."""
     expose_solutions: bool = False
     """Reference solutions (`suites/*/solutions`) are hidden from the docker sandbox so an

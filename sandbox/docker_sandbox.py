@@ -196,7 +196,7 @@ class DockerSandbox(Sandbox):
                 "/tmp": "rw,exec,nosuid,size=1g,mode=1777",
             },
             security_opt=["no-new-privileges:true"]
-            + (["seccomp=unconfined", "systempaths=unconfined"] if cfg.nested_wall else []),
+            + (["seccomp=unconfined"] if cfg.nested_wall else []),
             cap_drop=["ALL"],
             mounts=self._mounts(),
             hostname="sandbox",
