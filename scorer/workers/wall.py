@@ -176,20 +176,38 @@ def _read_only(paths: list[str], files: bool = False, extra_flags: int = 0) -> l
     return done
 
 
-def _hide(folder: str, workdir: Path, lock_dir: str) -> str:
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _code_to_keep(paths: list[str], folder: str, own: str) -> list[str]:
+    """The code folders (the scorer's checkout, the interpreter's, sys.path) that lie inside the
+    hidden folder, outermost only; none that holds the worker's own folder (that would show the
+    judge's files again)."""
+    inside = sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)
+                     and _inside(os.path.realpath(p), folder)}, key=len)
+    kept: list[str] = []
+    for path in inside:
+        if not _inside(own, path) and not any(path == k or _inside(path, k) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
     """Covers the judge's temp folder (its files, the reference worker's, other workers') with an
-    empty tmpfs and binds back only the worker's own folder (read-write) and the GPU lock files
-    (read-only). Returns what was hidden, or why not."""
+    empty tmpfs and binds back only the worker's own folder (read-write), the GPU lock folder and
+    any code folder that lives there (read-only). Returns what was hidden, or why not."""
     folder = os.path.realpath(folder)
     own = os.path.realpath(workdir)
-    if not own.startswith(folder.rstrip(os.sep) + os.sep):
+    if not _inside(own, folder):
         return f"not hidden: the worker's folder {own} is not inside {folder}"
     keep = os.open(own, _O_PATH | os.O_DIRECTORY)
     locks = os.path.realpath(lock_dir)
-    # The lock folder, read-only: its own folder inside the hidden one, else (a lock folder that is
-    # the temp folder itself) only the lock files there now.
-    bound: list[tuple[str, int, bool]] = []
-    if locks.startswith(folder.rstrip(os.sep) + os.sep) and os.path.isdir(locks):
+    # Read-only: code that lives in the temp folder, and the lock folder (or, where the lock folder
+    # is the temp folder itself, only the lock files there now).
+    bound: list[tuple[str, int, bool]] = [(p, os.open(p, _O_PATH | os.O_DIRECTORY), True)
+                                          for p in _code_to_keep(code, folder, own)]
+    if _inside(locks, folder) and os.path.isdir(locks) and not any(_inside(locks, p) for p, _, _ in bound):
         bound.append((locks, os.open(locks, _O_PATH | os.O_DIRECTORY), True))
     elif locks == folder:
         bound += [(str(p), os.open(p, _O_PATH), False) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
@@ -204,7 +222,7 @@ def _hide(folder: str, workdir: Path, lock_dir: str) -> str:
             else:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 open(path, "a").close()
-            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND)
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | (_MS_REC if is_dir else 0))
             _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
     finally:
         for fd in [keep] + [fd for _, fd, _ in bound]:
@@ -369,7 +387,8 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
         hide = os.environ.get(HIDE_ENV, "")
         if hide:
             try:
-                notes["hidden"] = _hide(hide, workdir, os.environ.get("KERNELARENA_GPU_LOCK_DIR", hide))
+                notes["hidden"] = _hide(hide, workdir, os.environ.get("KERNELARENA_GPU_LOCK_DIR", hide),
+                                        read_only + sys.path)
             except OSError as exc:
                 problems.append(f"hiding {hide} refused: {exc.strerror}")
         try:
