@@ -314,7 +314,7 @@ class Catalog:
                 "error": row.error or (score.error if score else None), "exit_reason": row.exit_reason,
                 "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
                 "source": source, "diff": kernel_diff(reference, source, task),
-                "details": score_details(score),
+                "details": score_details(score.to_dict() if score else {}),
                 "files": [name for name in RAW_FILES if (trial_dir / name).is_file()],
             })
         board, _ = self.board(sweep_id, suite)

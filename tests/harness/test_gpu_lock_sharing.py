@@ -22,10 +22,14 @@ def test_gpu_scoring_sandbox_mounts_the_shared_lock_dir(tmp_path, monkeypatch):
     assert proc_cfg.env[LOCK_DIR_ENV] == str(tmp_path / "locks")
 
 
-def test_cpu_scoring_and_agent_sandboxes_get_no_lock_mount(tmp_path, monkeypatch):
+def test_cpu_scoring_gets_the_lock_folder_and_agent_sandboxes_do_not(tmp_path, monkeypatch):
+    # A CPU scoring times on the host's cores: its judge takes the same locks and asks the same
+    # freeze servers (scorer/gpu/freeze.py) as on a GPU; an agent never sees the folder.
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
-    assert not _sandbox_config(SandboxConfig(backend="process"), "cpu", "t", "scorer").mounts
-    assert not _sandbox_config(SandboxConfig(backend="process"), "cuda", "t", "agent").mounts
+    scoring = _sandbox_config(SandboxConfig(backend="process"), "cpu", "t", "scorer")
+    assert [m.target for m in scoring.mounts] == [GPU_LOCK_TARGET] and scoring.nested_wall
+    agent = _sandbox_config(SandboxConfig(backend="process"), "cuda", "t", "agent")
+    assert not agent.mounts and not agent.nested_wall
 
 
 def test_lock_in_the_shared_dir_excludes_another_process(tmp_path, monkeypatch):

@@ -53,7 +53,7 @@ def test_a_worker_whose_fork_server_was_killed_does_not_read_as_exit_code_1(tmp_
         assert isinstance(worker.proc, forkserver.ForkedProcess) and server is not None
         server.proc.kill()  # what a kernel under the same uid could do
         server.proc.wait()
-        os.kill(worker.proc.pid, signal.SIGKILL)  # the worker dies after its server: nobody can say how
+        os.killpg(worker.proc.pid, signal.SIGKILL)  # the worker (and, behind its wall, the kernel) dies after its server
         with pytest.raises(WorkerFailure) as failure:
             worker.request({"op": "ping"}, None, 30)
     finally:
