@@ -140,8 +140,13 @@ def _wait_and_mirror(child: int) -> None:
             os._exit(1)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
+        sig = -code
+        try:
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be set
+                signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+        finally:
+            os._exit(128 + sig)
     os._exit(code & 0xFF)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -186,3 +187,24 @@ def test_scoring_records_the_wall_and_requires_it_when_asked(tmp_path: Path, mon
         _score(CLEAN, tmp_path, require_isolation=True)
     weak = _score(CLEAN, tmp_path)
     assert weak.verdict == "passed" and weak.isolation["complete"] is False
+
+
+def test_a_walled_kernel_killed_by_sigkill_reads_as_sigkill(tmp_path: Path) -> None:
+    # The out-of-memory killer picks the process that holds the memory: the walled kernel, not its
+    # waiting parent. The parent must end as the kernel did, or an OOM reads as "exited with code 1".
+    from scorer.workers.process import WorkerDirs, WorkerProcess, describe_exit
+
+    worker = WorkerProcess("kernel", WorkerDirs.create(tmp_path / "w", "kernel"))
+    worker.start()
+    try:
+        assert worker.wait_started(120), worker.log_tail()
+        assert worker.proc is not None
+        walled = wall.walled_pid(worker.proc.pid)
+        if walled == worker.proc.pid:
+            pytest.skip("the wall forked no walled process on this host")
+        os.kill(walled, signal.SIGKILL)
+        code = worker.proc.wait(timeout=30)
+        assert code == -signal.SIGKILL, code
+        assert describe_exit(code, False)[1] == "killed by SIGKILL (out of memory)"
+    finally:
+        worker.close()
