@@ -62,6 +62,8 @@ class ModelSummary(BaseModel):
     """Trials rejected by the anti-hack checks."""
     flagged: int = 0
     """Finished trials with an audit flag (impossible-speed, shape-specialization, ...): kept, but worth a look."""
+    contended: int = 0
+    """Passed trials whose timing was taken while foreign compute ran on the device, twice: kept, marked."""
     tokens: int
     dollars: float
     tokens_per_solved: float | None
@@ -92,6 +94,7 @@ class TrialCell(BaseModel):
     flags: list[str]
     rel_dir: str
     error: str | None
+    contended: bool = False
 
 
 class KernelEntry(BaseModel):
@@ -148,6 +151,7 @@ def summarize_model(model: str, model_id: str, harness: str, rows: list[TrialRow
         score=main.score if results else None,
         hacks=sum(r.verdict == "hack_detected" for r in finished),
         flagged=sum(bool(r.flags) for r in finished),
+        contended=sum(r.contended for r in finished if _correct(r)),
         tokens=tokens,
         dollars=dollars,
         tokens_per_solved=tokens / solved if solved else None,
@@ -201,7 +205,7 @@ def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: in
         kernels.setdefault((row.suite, row.task), []).append(
             TrialCell(model=row.model, sample=row.sample, state=row.state, verdict=row.verdict,
                       speedup=row.speedup, hacks=row.hacks, flags=row.flags, rel_dir=row.rel_dir,
-                      error=row.error)
+                      error=row.error, contended=row.contended)
         )
     summaries = [
         summarize_model(name, entry.id, entry.harness, rows_by_model.get(name, []), method)
@@ -262,6 +266,9 @@ def fmt_rank(s: ModelSummary) -> str:
     return f"{s.rank} ({lo}-{hi})" if lo != hi else f"{s.rank} ({lo})"
 
 
+CONTENDED_MARK = " (contended)"
+"""After a speedup timed while foreign compute ran on the device, in the first timing and its re-time."""
+
 SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
                    "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
                    "hacks", "flagged", "tokens/solved", "$/solved", "finished")
@@ -298,6 +305,10 @@ def column_help(column: str, method: str = DEFAULT_METHOD) -> str:
     return (STRICT_HELP if method == "strict" else {}).get(column, COLUMN_HELP[column])
 
 
+CONTENDED_NOTE = ("'(contended)': the speedup was timed while foreign compute ran on the scoring device, "
+                  "in the first timing and again in its one re-time (score.json `contended` holds the evidence). "
+                  "It counts as measured, but may be off in either direction.")
+
 CPU_NOTE = ("Scored on CPU (Triton in its interpreter): these speedups and scores only say that the "
             "kernels ran correctly; they say nothing about speed on a GPU, so do not compare them.")
 
@@ -328,6 +339,8 @@ def cell_text(cell: TrialCell) -> str:
     text = cell.verdict or "failed"
     if cell.speedup is not None and cell.verdict == "passed":
         text += f" x{fmt_speedup(cell.speedup)}"
+        if cell.contended:
+            text += CONTENDED_MARK
     if cell.hacks:
         text += " [" + ", ".join(dict.fromkeys(cell.hacks)) + "]"
     if cell.flags:
@@ -347,6 +360,8 @@ def render_markdown(board: Leaderboard) -> str:
         for cell in kernel.cells:
             by_model[cell.model].append(cell_text(cell))
         lines.append(f"| {kernel.suite}/{kernel.task} | " + " | ".join("; ".join(by_model[m]) or "-" for m in models) + " |")
+    if any(c.contended for k in board.kernels for c in k.cells):
+        lines += ["", CONTENDED_NOTE]
     return "\n".join(lines) + "\n"
 
 
@@ -416,7 +431,7 @@ def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMP
         for r in sorted(rows[name], key=lambda r: r.sample):
             t = tasks.setdefault((r.suite, r.task), {"suite": r.suite, "task": r.task, a: [], b: []})
             t[name].append({"sample": r.sample, "state": r.state, "verdict": r.verdict, "speedup": r.speedup,
-                            "hacks": r.hacks, "flags": r.flags})
+                            "hacks": r.hacks, "flags": r.flags, "contended": r.contended})
     a_faster = b_faster = 0
     for t in tasks.values():
         best = {n: max((c["speedup"] for c in t[n] if c["verdict"] == "passed" and c["speedup"]), default=None)

@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from orchestrator.leaderboard import (
-    CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, cell_text, column_help, fmt_speedup, method_note, relative_link, summary_cells,
+    CONTENDED_MARK, CONTENDED_NOTE, CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, cell_text, column_help, fmt_speedup, method_note, relative_link, summary_cells,
 )
 
 _CSS = """
@@ -27,7 +27,7 @@ code{font-size:.9em}
 
 # Sorts numerically when both cells parse as numbers (leading number of "3/4", "x1.23" or an
 # interval's "[0.41, 1.20]" too).
-_JS = """
+_JS = r"""
 function key(t){var m=t.replace(/^[x\[]/,'').match(/^-?[0-9.]+/);return m?parseFloat(m[0]):t.toLowerCase()}
 document.querySelectorAll('table.sortable th').forEach(function(th,i){th.addEventListener('click',function(){
 var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
@@ -82,7 +82,7 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hard
             )
             detail_rows.append([
                 escape(cell.model), str(cell.sample), f'<span class="{_verdict_class(cell)}">{escape(cell.verdict or cell.state)}</span>',
-                escape(fmt_speedup(cell.speedup)),
+                escape(fmt_speedup(cell.speedup) + (CONTENDED_MARK if cell.contended and cell.verdict == "passed" else "")),
                 escape(", ".join(dict.fromkeys(cell.hacks)) or "-"), escape(", ".join(dict.fromkeys(cell.flags)) or "-"),
                 f'<div class="err">{escape(cell.error or "")}</div>', files,
             ])
@@ -97,6 +97,8 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hard
     device = f"<p>Hardware: <b>{escape(hardware)}</b></p>" if hardware else ""
     if hardware == "CPU":
         device += f'<p class="note">{escape(CPU_NOTE)}</p>'
+    if any(c.contended for k in board.kernels for c in k.cells):
+        device += f'<p class="note">{escape(CONTENDED_NOTE)}</p>'
     intervals = (
         f"<p>95% CI: percentile interval over {board.bootstrap.resamples} bootstrap resamples (seed "
         f"{board.bootstrap.seed}) of the tasks, and of the samples within a task, drawn alike for every "

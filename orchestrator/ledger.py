@@ -42,9 +42,14 @@ CREATE TABLE IF NOT EXISTS trials (
     exit_reason   TEXT,
     error         TEXT,
     hacks         TEXT NOT NULL DEFAULT '[]',
-    flags         TEXT NOT NULL DEFAULT '[]'
+    flags         TEXT NOT NULL DEFAULT '[]',
+    contended     INTEGER NOT NULL DEFAULT 0
 );
 """
+
+# Columns added after a ledger format was published: a sweep folder written before them gets
+# them on open, so that resuming it keeps every row already recorded.
+_ADDED_COLUMNS = {"contended": "INTEGER NOT NULL DEFAULT 0"}
 
 
 class TrialRow(BaseModel):
@@ -69,6 +74,8 @@ class TrialRow(BaseModel):
     error: str | None
     hacks: list[str]
     flags: list[str]
+    contended: bool = False
+    """The kept timing was taken while foreign compute ran on the device (score.json `contended`)."""
 
     @classmethod
     def from_db(cls, row: sqlite3.Row) -> TrialRow:
@@ -92,6 +99,7 @@ class TrialResult(BaseModel):
     """Pattern ids of rejecting anti-hack findings."""
     flags: list[str] = []
     """Pattern ids of audit-only findings."""
+    contended: bool = False
 
 
 class Ledger:
@@ -105,6 +113,10 @@ class Ledger:
         # loss could drop the last commits, which a resume then simply re-runs.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        known = {r["name"] for r in self._db.execute("PRAGMA table_info(trials)")}
+        for name, decl in _ADDED_COLUMNS.items():
+            if name not in known:
+                self._db.execute(f"ALTER TABLE trials ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self._db.close()
@@ -158,10 +170,10 @@ class Ledger:
         self._db.execute(
             "UPDATE trials SET state = ?, finished_at = ?, verdict = ?, speedup = ?, "
             "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, dollars = dollars + ?, "
-            "exit_reason = ?, error = ?, hacks = ?, flags = ? WHERE trial_id = ?",
+            "exit_reason = ?, error = ?, hacks = ?, flags = ?, contended = ? WHERE trial_id = ?",
             (state, time.time(), result.verdict, result.speedup, result.input_tokens,
              result.output_tokens, result.dollars, result.exit_reason, result.error,
-             json.dumps(result.hacks), json.dumps(result.flags), trial_id),
+             json.dumps(result.hacks), json.dumps(result.flags), int(result.contended), trial_id),
         )
 
     def row(self, trial_id: str) -> TrialRow:

@@ -82,6 +82,7 @@ def summarize_trial(trial_dir: Path) -> TrialResult:
         error=error if exit_reason in ("error", "credentials") else None,
         hacks=_pattern_ids(score.hacks),
         flags=_pattern_ids(score.flags),
+        contended=score.contended,
         **usage,
     )
 

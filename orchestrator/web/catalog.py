@@ -113,7 +113,18 @@ def score_details(score: dict[str, Any]) -> dict[str, Any]:
         "tolerance": correctness.get("rule"), "max_abs_error": correctness.get("max_abs_error"),
         "max_rel_error": correctness.get("max_rel_error"),
         "environment": score.get("environment") or {}, "durations_s": score.get("durations_s") or {},
+        "contended": bool(score.get("contended")), "contention": score.get("contention") or {},
+        "isolation": _isolation_text(score.get("isolation") or {}),
     }
+
+
+def _isolation_text(isolation: dict[str, Any]) -> str | None:
+    """score.json's `isolation` in a few words: the kernel's wall complete, or what was missing."""
+    if not isolation:
+        return None
+    if isolation.get("complete"):
+        return "complete"
+    return "incomplete: " + (", ".join(str(m) for m in isolation.get("missing") or []) or "unknown")
 
 
 def hardware_label(sweep_dir: Path, index: Index) -> str:
@@ -306,7 +317,7 @@ class Catalog:
             source = _read_text(trial_dir / KERNEL_FILE) if row.state in ("done", "failed") else None
             trials.append({
                 "trial_id": row.trial_id, "model": row.model, "sample": row.sample, "state": row.state,
-                "verdict": row.verdict, "speedup": row.speedup, "rel_dir": row.rel_dir,
+                "verdict": row.verdict, "speedup": row.speedup, "rel_dir": row.rel_dir, "contended": row.contended,
                 "baseline_ms": timing.baseline_ms, "kernel_ms": timing.kernel_ms,
                 "roofline_share": roofline_share(spec, timing.kernel_ms, env.get("gpu")),
                 "device": env.get("gpu") or ("CPU" if env else None),

@@ -105,3 +105,30 @@ def test_ledger_survives_sigkill_of_its_writer(tmp_path: Path) -> None:
         assert len(done) == 1 and done[0].speedup == 2.0
         assert len(ledger.reset_interrupted()) == 1
         assert ledger.counts()["pending"] == 3
+
+
+def test_a_ledger_written_before_the_contended_column_opens_and_keeps_its_rows(tmp_path: Path) -> None:
+    """A sweep folder from before `contended` existed: opening its ledger adds the column, every
+    recorded row survives, and a finished attempt can record a contended timing."""
+    import sqlite3
+
+    from orchestrator.ledger import _SCHEMA, Ledger, TrialResult
+
+    path = tmp_path / "ledger.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(_SCHEMA.replace(",\n    contended     INTEGER NOT NULL DEFAULT 0", ""))
+    old.execute("INSERT INTO trials (trial_id, suite, task, model, model_id, sample, rel_dir, seq, state, verdict, speedup) "
+                "VALUES ('demo/swish/m/0', 'demo', 'swish', 'm', 'scripted:reference', 0, 'x', 0, 'done', 'passed', 1.5)")
+    old.execute("INSERT INTO trials (trial_id, suite, task, model, model_id, sample, rel_dir, seq) "
+                "VALUES ('demo/relu/m/0', 'demo', 'relu', 'm', 'scripted:reference', 0, 'y', 1)")
+    old.commit()
+    assert "contended" not in {r[1] for r in old.execute("PRAGMA table_info(trials)")}
+    old.close()
+    with Ledger(path) as ledger:
+        kept = ledger.row("demo/swish/m/0")
+        assert (kept.state, kept.verdict, kept.speedup, kept.contended) == ("done", "passed", 1.5, False)
+        ledger.mark_running("demo/relu/m/0")
+        ledger.finish("demo/relu/m/0", "done", TrialResult(verdict="passed", speedup=2.0, contended=True))
+        assert ledger.row("demo/relu/m/0").contended
+    with Ledger(path) as again:  # opening a second time adds nothing twice
+        assert again.row("demo/relu/m/0").contended and len(again.rows()) == 2

@@ -139,3 +139,51 @@ def test_ctrl_c_stops_serve_while_a_browser_holds_the_event_stream(tmp_path: Pat
     finally:
         proc.kill()
     assert proc.returncode in (0, 130) and "Traceback" not in err, err  # 130: the usual code after Ctrl-C
+
+
+def test_a_contended_timing_travels_from_score_json_to_the_boards(tmp_path: Path) -> None:
+    """score.json's `contended` reaches the ledger (through the trial summary), the board's cell,
+    the model's count, the Markdown and HTML boards and the kernel page's API; a quiet one does not."""
+    pytest.importorskip("httpx", reason="the web extra is not installed; run make install")
+    from starlette.testclient import TestClient
+
+    from orchestrator.index import load_index, rebuild_index
+    from orchestrator.leaderboard import build_leaderboard, render_markdown
+    from orchestrator.leaderboard_html import render_html
+    from orchestrator.ledger import Ledger
+    from orchestrator.prepare import LEDGER_FILE
+    from orchestrator.trial_files import SCORE_FILE, summarize_trial
+    from orchestrator.web.app import create_app
+    from orchestrator.web.catalog import Catalog
+    from scorer.score import Score, TimingResult
+
+    out = tmp_path / "busy"
+    spec, planned = planned_sweep(out, "busy", [{"id": "scripted:reference"}], ["swish", "row_sum"])
+    with Ledger(out / LEDGER_FILE) as ledger:
+        for trial, contended in zip(planned, (True, False)):
+            folder = out / trial.rel_dir
+            folder.mkdir(parents=True, exist_ok=True)
+            Score(suite=trial.suite, task=trial.task, verdict="passed",
+                  timing=TimingResult(device="cpu", timer="cpu/perf_counter", baseline_ms=2.0, kernel_ms=1.0, speedup=2.0),
+                  contended=contended, contention={"retimed": ["kernel"], "windows": [{"stage": "kernel", "foreign_cores": 1.7}]}
+                  if contended else {}).write(folder / SCORE_FILE)
+            ledger.mark_running(trial.trial_id)
+            ledger.finish(trial.trial_id, "done", summarize_trial(folder))
+        rebuild_index(out, spec, ledger)
+    board = build_leaderboard(load_index(out), resamples=0)
+    cells = {k.task: c for k in board.kernels for c in k.cells}
+    assert cells[planned[0].task].contended and not cells[planned[1].task].contended
+    assert board.models[0].contended == 1
+    markdown = render_markdown(board)
+    assert markdown.count("(contended)") == 2  # the one cell, and the note that explains the mark
+    html = render_html(board, out, out / "board.html", hardware="CPU")
+    assert "x2.00 (contended)" in html and "foreign compute" in html, html
+
+    client = TestClient(create_app(Catalog([tmp_path], resamples=0)))
+    trials = {t: client.get(f"/api/kernel/busy/demo/{t}").json()["trials"][0] for t in (planned[0].task, planned[1].task)}
+    busy, quiet = trials[planned[0].task], trials[planned[1].task]
+    assert busy["contended"] and busy["details"]["contended"] and busy["details"]["contention"]["retimed"] == ["kernel"]
+    assert not quiet["contended"] and not quiet["details"]["contended"]
+    cell = next(c for k in client.get("/api/board/busy/demo").json()["board"]["kernels"] for c in k["cells"]
+                if k["task"] == planned[0].task)
+    assert cell["contended"]

@@ -62,6 +62,11 @@ function flagMark(flags, hacks) {
   return (h.length ? `<span class="hackname">${esc(h.join(", "))}</span>` : "")
     + (f.length ? `<span class="flagmark" title="audit flag: ${esc(f.join(", "))}">⚑ ${esc(f.join(", "))}</span>` : "");
 }
+// A passed speedup timed while foreign compute ran on its device, in the first timing and the re-time.
+function contendedMark(c) {
+  return c && c.contended && c.verdict === "passed"
+    ? `<span class="contended" title="timed while other compute ran on this device (first timing and its re-time): the speedup may be off">≈ contended</span>` : "";
+}
 async function api(path) {
   const r = await fetch(path, { cache: "no-store" });
   const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
@@ -257,11 +262,11 @@ async function pageBoard(token, sweep, suite) {
           return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
         }).join("");
         const flags = cells.flatMap((c) => c.flags), hacks = cells.flatMap((c) => c.hacks);
-        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length}${passed.length ? ` · ×${speed(best)}` : ""}</span>${flagMark(flags, hacks)}</td>`;
+        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length}${passed.length ? ` · ×${speed(best)}` : ""}</span>${contendedMark(cells.find((c) => c.contended && c.verdict === "passed"))}${flagMark(flags, hacks)}</td>`;
       }
       return "<td>" + cells.map((cell) => {
         const sp = cell.verdict === "passed" && cell.speedup !== null ? `<span class="sp">×${speed(cell.speedup)}</span>` : "";
-        const inner = badge(cell.state, cell.verdict) + sp + flagMark(cell.flags, cell.hacks);
+        const inner = badge(cell.state, cell.verdict) + sp + contendedMark(cell) + flagMark(cell.flags, cell.hacks);
         return link(cell) ? `<a href="${link(cell)}" title="transcript">${inner}</a>` : inner;
       }).join(" ") + "</td>";
     }).join("");
@@ -428,7 +433,9 @@ function detailsHtml(d) {
     item("baseline spread", spread(d.baseline_spread)),
     item("correctness", d.correctness_trials ? `${d.correctness_passed}/${d.correctness_trials} input sets` : null),
     item("tolerance", d.tolerance), item("max abs error", d.max_abs_error === null ? null : speed(d.max_abs_error)),
-    item("max rel error", d.max_rel_error === null ? null : speed(d.max_rel_error)), env, durations].join("");
+    item("max rel error", d.max_rel_error === null ? null : speed(d.max_rel_error)),
+    item("timing", d.contended ? "contended (foreign compute on the device, also when re-timed)" : null),
+    item("kernel's wall", d.isolation), env, durations].join("");
   return body ? `<div class="details-grid">${body}</div>` : "";
 }
 
@@ -444,7 +451,7 @@ async function pageKernel(token, sweep, suite, task) {
       <td data-v="${d.ranks[t.model] ?? ""}">${d.ranks[t.model] ?? "–"}</td>
       <td class="left model" data-v="${esc(t.model)}"><a href="#card-${i}" class="tocard" data-card="${i}">${esc(t.model)}</a></td><td data-v="${t.sample}">${t.sample}</td>
       <td class="left" data-v="${esc(verdictClass(t.state, t.verdict))}">${badge(t.state, t.verdict)}</td>
-      <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup)}</td>
+      <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup)}${contendedMark(t)}</td>
       <td data-v="${t.kernel_ms ?? ""}">${ms(t.kernel_ms)}</td>
       <td data-v="${t.baseline_ms ?? ""}">${ms(t.baseline_ms)}</td>
       <td data-v="${t.roofline_share ?? ""}">${pct(t.roofline_share)}</td>
@@ -464,7 +471,7 @@ async function pageKernel(token, sweep, suite, task) {
     return `<details class="trial" id="card-${i}" data-model="${esc(t.model)}" data-trial="${esc(t.trial_id)}"><summary><header>
         <span class="muted">#${d.ranks[t.model] ?? "–"}</span>${badge(t.state, t.verdict)}
         <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span>${flags}<span class="grow"></span>
-        ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup)}</b></span>` : ""}
+        ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup)}</b></span>${contendedMark(t)}` : ""}
         ${t.kernel_ms !== null && t.kernel_ms !== undefined ? `<span class="chip">kernel <b>${ms(t.kernel_ms)}</b></span>` : ""}
         ${t.roofline_share !== null ? `<span class="chip">roofline <b>${pct(t.roofline_share)}</b></span>` : ""}
         <a href="${trialHref(sweep, t.trial_id)}">transcript →</a></header></summary>
