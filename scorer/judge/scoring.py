@@ -89,6 +89,10 @@ def resolve_device(requested: str, task: Task, suite: Suite) -> torch.device:
         raise ScorerUserError(f"task '{task.id}' is cuda_only; score it on a GPU (--device cuda)")
     if requested not in suite.targets:
         raise ScorerUserError(f"suite '{suite.name}' targets {list(suite.targets)}, not {requested}; pick one of those")
+    if requested == "cpu":
+        # Triton runs on a CPU only in its interpreter; the workers inherit this. A user's own
+        # TRITON_INTERPRET stands.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     return torch.device(requested)
 
 

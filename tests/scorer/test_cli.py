@@ -81,3 +81,15 @@ def test_python_m_scorer_bad_task_is_exit_2(tmp_path: Path) -> None:
     proc = run([sys.executable, "-m", "scorer", "score", "--suite", "demo", "--task", "nope",
                 "--kernel", "k.py", "--out", str(tmp_path / "s.json")])
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
+
+
+def test_cpu_scoring_needs_no_triton_setting_from_the_user() -> None:
+    """A new user's `kernelarena score --device cpu` without TRITON_INTERPRET: Triton runs in its
+    interpreter (the scorer sets it), not 'no active driver' on every Triton kernel."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(KERNELARENA + ["score", "--suite", "demo", "--task", "swish", "--kernel",
+                                         str(REPO / "suites" / "demo" / "solutions" / "swish" / "kernel.py"),
+                                         "--json", "--skip-timing", *FAST],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "passed", proc.stdout[-2000:]
