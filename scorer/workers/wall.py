@@ -15,7 +15,9 @@ Before anything of the task or the kernel exists, the kernel worker:
   read-only;
 - where it runs as root, changes to a uid and gid of its own (one per worker, so two kernels
   cannot reach each other either) and owns only its own folder; the judge's folders (0700) and
-  files are out of its reach;
+  files are out of its reach. An interpreter below a folder closed to other users (pyenv under
+  /root) is reached through an empty tmpfs over that folder with only the interpreter bound back;
+  where that cannot be done the worker keeps uid 0 with every capability dropped, and says so;
 - sets no_new_privs and loads a seccomp filter (libseccomp through `pyseccomp`) that refuses
   ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces and
   module loading.
@@ -198,6 +200,39 @@ def _code_to_keep(paths: list[str], folder: str, own: str) -> list[str]:
     return kept
 
 
+def _cover(folder: str, mode: int, writable: str | None, code: list[str], files: list[str]) -> None:
+    """An empty tmpfs over `folder` (mode `mode`), with only these bound back: `writable`
+    read-write, the `code` folders and `files` read-only. Sources are opened before the cover."""
+    bound = [(p, os.open(p, _O_PATH | os.O_DIRECTORY), True) for p in code]
+    bound += [(p, os.open(p, _O_PATH), False) for p in files]
+    keep = os.open(writable, _O_PATH | os.O_DIRECTORY) if writable else None
+    try:
+        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV)
+        os.chmod(folder, mode)
+        if keep is not None:
+            _make_way(folder, writable)  # type: ignore[arg-type]
+            _mount(f"/proc/self/fd/{keep}", writable, None, _MS_BIND | _MS_REC)  # type: ignore[arg-type]
+        for path, fd, is_dir in bound:
+            _make_way(folder, path if is_dir else os.path.dirname(path))
+            if not is_dir:
+                open(path, "a").close()
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | (_MS_REC if is_dir else 0))
+            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+    finally:
+        for fd in [fd for _, fd, _ in bound] + ([keep] if keep is not None else []):
+            os.close(fd)
+
+
+def _make_way(top: str, path: str) -> None:
+    """The folders from `top` down to `path` on the fresh tmpfs, each passable by every uid."""
+    current = top
+    for part in Path(os.path.relpath(path, top)).parts:
+        current = os.path.join(current, part)
+        if not os.path.isdir(current):
+            os.mkdir(current)
+            os.chmod(current, 0o755)
+
+
 def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
     """Covers the judge's temp folder (its files, the reference worker's, other workers') with an
     empty tmpfs and binds back only the worker's own folder (read-write), the GPU lock folder and
@@ -206,34 +241,53 @@ def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
     own = os.path.realpath(workdir)
     if not _inside(own, folder):
         return f"not hidden: the worker's folder {own} is not inside {folder}"
-    keep = os.open(own, _O_PATH | os.O_DIRECTORY)
     locks = os.path.realpath(lock_dir)
     # Read-only: code that lives in the temp folder, and the lock folder (or, where the lock folder
     # is the temp folder itself, only the lock files there now).
-    bound: list[tuple[str, int, bool]] = [(p, os.open(p, _O_PATH | os.O_DIRECTORY), True)
-                                          for p in _code_to_keep(code, folder, own)]
-    if _inside(locks, folder) and os.path.isdir(locks) and not any(_inside(locks, p) for p, _, _ in bound):
-        bound.append((locks, os.open(locks, _O_PATH | os.O_DIRECTORY), True))
+    kept = _code_to_keep(code, folder, own)
+    lock_files: list[str] = []
+    if _inside(locks, folder) and os.path.isdir(locks) and not any(_inside(locks, p) for p in kept):
+        kept.append(locks)
     elif locks == folder:
-        bound += [(str(p), os.open(p, _O_PATH), False) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
-    try:
-        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV)
-        os.chmod(folder, 0o1777)
-        os.makedirs(own, exist_ok=True)
-        _mount(f"/proc/self/fd/{keep}", own, None, _MS_BIND | _MS_REC)
-        for path, fd, is_dir in bound:
-            if is_dir:
-                os.makedirs(path, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                open(path, "a").close()
-            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | (_MS_REC if is_dir else 0))
-            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
-    finally:
-        for fd in [keep] + [fd for _, fd, _ in bound]:
-            os.close(fd)
+        lock_files = [str(p) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
+    _cover(folder, 0o1777, own, kept, lock_files)
     os.chdir(own)
     return folder
+
+
+def _closed_ancestor(path: str) -> str | None:
+    """The outermost folder on the way to `path` that a uid of no group cannot pass through."""
+    current = "/"
+    for part in Path(os.path.realpath(path)).parts[1:]:
+        current = os.path.join(current, part)
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return current
+        except OSError:
+            return None
+    return None
+
+
+def _open_the_way(code: list[str], avoid: list[str]) -> list[str]:
+    """Where code the worker runs lies below a folder closed to other users (an interpreter under
+    /root, as pyenv installs it), covers that folder with an empty tmpfs that every uid may pass
+    and binds the code back read-only: a uid of the kernel's own can then run the interpreter, and
+    sees nothing else of that folder. A folder that holds one of `avoid` (the worker's own folder,
+    the judge's temp folder) is left as it is. Returns the folders covered."""
+    avoid = [os.path.realpath(a) for a in avoid if a]
+    closed = sorted({c for p in code if p and os.path.isdir(p) and (c := _closed_ancestor(p))}, key=len)
+    covered: list[str] = []
+    for folder in closed:
+        if any(a == folder or _inside(a, folder) for a in avoid) or any(_inside(folder, c) for c in covered):
+            continue
+        _cover(folder, 0o755, None, _code_to_keep(code, folder, own=avoid[0] if avoid else "/"), [])
+        covered.append(folder)
+    return covered
+
+
+def _prefixes() -> list[str]:
+    """The interpreter's installation (headers and libraries too: a kernel may build an extension)."""
+    return sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
 
 
 def _interpreter_dirs() -> list[str]:
@@ -396,6 +450,11 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
                                         read_only + sys.path)
             except OSError as exc:
                 problems.append(f"hiding {hide} refused: {exc.strerror}")
+        if as_root:
+            try:
+                notes["opened"] = _open_the_way(_prefixes() + read_only + sys.path, [str(workdir), hide])
+            except OSError as exc:
+                problems.append(f"opening the way to the interpreter refused: {exc.strerror}")
         try:
             _private_dev()
         except OSError as exc:

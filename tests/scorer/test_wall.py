@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -208,3 +209,36 @@ def test_a_walled_kernel_killed_by_sigkill_reads_as_sigkill(tmp_path: Path) -> N
         assert describe_exit(code, False)[1] == "killed by SIGKILL (out of memory)"
     finally:
         worker.close()
+
+
+def _closed_home_of_the_interpreter() -> str | None:
+    return next((c for p in (sys.base_prefix, sys.prefix) if (c := wall._closed_ancestor(p))), None)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or _closed_home_of_the_interpreter() is None,
+                    reason="needs root and an interpreter below a folder closed to other users (pyenv under /root)")
+def test_an_interpreter_in_a_closed_folder_still_gets_the_kernel_a_uid_of_its_own(tmp_path: Path) -> None:
+    """The kernel runs as its own uid, imports the standard library and builds against the
+    interpreter's headers, and sees nothing else of the closed folder the interpreter lies in."""
+    closed = _closed_home_of_the_interpreter()
+    assert closed is not None
+    marker = Path(closed) / f"kernelarena-wall-secret-{os.getpid()}"
+    marker.write_text("root's own file")
+
+    def probe() -> dict:
+        import importlib
+        import sysconfig
+
+        importlib.import_module("wave")  # a standard library module not imported yet: read from disk
+        return {"uid": os.getuid(), "marker_visible": os.path.exists(str(marker)),
+                "headers": os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")),
+                "listing": sorted(os.listdir(closed))}
+
+    try:
+        seen = _in_wall(tmp_path, probe)
+    finally:
+        marker.unlink()
+    assert seen["uid"] != 0, seen["notes"]
+    assert closed in seen["notes"]["opened"]
+    assert seen["marker_visible"] is False and seen["headers"] is True
+    assert all(not name.startswith("kernelarena-wall-secret") for name in seen["listing"])
