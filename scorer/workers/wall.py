@@ -268,19 +268,25 @@ def _closed_ancestor(path: str) -> str | None:
     return None
 
 
-def _open_the_way(code: list[str], avoid: list[str]) -> list[str]:
-    """Where code the worker runs lies below a folder closed to other users (an interpreter under
-    /root, as pyenv installs it), covers that folder with an empty tmpfs that every uid may pass
-    and binds the code back read-only: a uid of the kernel's own can then run the interpreter, and
-    sees nothing else of that folder. A folder that holds one of `avoid` (the worker's own folder,
-    the judge's temp folder) is left as it is. Returns the folders covered."""
-    avoid = [os.path.realpath(a) for a in avoid if a]
-    closed = sorted({c for p in code if p and os.path.isdir(p) and (c := _closed_ancestor(p))}, key=len)
+def _open_the_way(code: list[str], reach: list[str]) -> list[str]:
+    """Where code the worker runs (an interpreter under /root, as pyenv installs it) or its own
+    folder lies below a folder closed to other users (a process sandbox's 0700 folder), covers that
+    folder with an empty tmpfs every uid may pass and binds back only the code, read-only, and the
+    outermost of `reach` inside it (the covered temp folder with the worker's own folder, or that
+    folder alone), as it is: a uid of the kernel's own can then run the interpreter and reach its
+    folder, and sees nothing else there. Returns the folders covered."""
+    reach = [os.path.realpath(r) for r in reach if r]
+    closed = sorted({c for p in code + reach if p and os.path.isdir(p)
+                     and (c := _closed_ancestor(os.path.dirname(os.path.realpath(p))))}, key=len)
     covered: list[str] = []
     for folder in closed:
-        if any(a == folder or _inside(a, folder) for a in avoid) or any(_inside(folder, c) for c in covered):
+        if any(folder == c or _inside(folder, c) for c in covered):
             continue
-        _cover(folder, 0o755, None, _code_to_keep(code, folder, own=avoid[0] if avoid else "/"), [])
+        inside = sorted((r for r in reach if _inside(r, folder)), key=len)
+        writable = inside[0] if inside else None
+        kept = [c for c in _code_to_keep(code, folder, own=writable or "/")
+                if not (writable and (c == writable or _inside(c, writable)))]
+        _cover(folder, 0o755, writable, kept, [])
         covered.append(folder)
     return covered
 
@@ -452,7 +458,8 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
                 problems.append(f"hiding {hide} refused: {exc.strerror}")
         if as_root:
             try:
-                notes["opened"] = _open_the_way(_prefixes() + read_only + sys.path, [str(workdir), hide])
+                notes["opened"] = _open_the_way(_prefixes() + read_only + sys.path, [hide, str(workdir)])
+                os.chdir(workdir)  # through the new mounts, not the covered folder's old entry
             except OSError as exc:
                 problems.append(f"opening the way to the interpreter refused: {exc.strerror}")
         try:

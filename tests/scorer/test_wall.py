@@ -28,12 +28,12 @@ REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "suites" / "demo" / "solutions" / "swish" / "kernel.py"
 
 
-def _in_wall(tmp_path: Path, probe) -> dict:
-    """Runs probe() in a forked child behind the wall; returns what it reported (or skips where
-    the host refuses namespaces)."""
+def _in_wall(tmp_path: Path, probe, workdir: Path | None = None) -> dict:
+    """Runs probe() in a forked child behind the wall, with tmp_path as the judge's temp folder;
+    returns what it reported (or skips where the host refuses namespaces)."""
     read_fd, write_fd = os.pipe()
-    workdir = tmp_path / "worker"
-    workdir.mkdir()
+    workdir = workdir or tmp_path / "worker"
+    workdir.mkdir(parents=True)
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
@@ -242,3 +242,26 @@ def test_an_interpreter_in_a_closed_folder_still_gets_the_kernel_a_uid_of_its_ow
     assert closed in seen["notes"]["opened"]
     assert seen["marker_visible"] is False and seen["headers"] is True
     assert all(not name.startswith("kernelarena-wall-secret") for name in seen["listing"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of the kernel's own needs a root judge")
+def test_a_worker_folder_below_a_closed_folder_is_reached_by_the_kernels_own_uid(tmp_path: Path) -> None:
+    """A process sandbox keeps its judge's temp folder in a 0700 folder of its own: the kernel, as a
+    uid of its own, still reaches its folder by path, and sees nothing else of the closed folder."""
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir(mode=0o700)
+    (sandbox / "agent-notes.txt").write_text("the agent's own files")
+    judge_tmp = sandbox / ".cache" / "tmp"
+    workdir = judge_tmp / "kernelarena-score-x" / "kernel"
+
+    def probe() -> dict:
+        (workdir / "by-path.txt").write_text("ok")  # by its absolute path, not through the cwd
+        return {"uid": os.getuid(), "listing": sorted(os.listdir(sandbox)),
+                "by_path": (workdir / "by-path.txt").read_text(), "cwd": os.getcwd()}
+
+    seen = _in_wall(judge_tmp, probe, workdir=workdir)
+    assert seen["uid"] != 0, seen["notes"]
+    assert str(sandbox) in seen["notes"]["opened"] or any(str(sandbox).startswith(o) for o in seen["notes"]["opened"])
+    assert seen["by_path"] == "ok" and seen["cwd"] == str(workdir)
+    assert "agent-notes.txt" not in seen["listing"]
+    assert (workdir / "by-path.txt").read_text() == "ok"  # written into the real folder
