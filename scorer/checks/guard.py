@@ -401,7 +401,7 @@ class RuntimeGuard:
         a separator, so its sibling that merely shares the prefix (`tmp-judge` beside `tmp`) is not
         allowed with it; the device nodes are named by prefix on purpose (/dev/nvidia0, -ctl, -uvm)."""
         dirs = [self.kernel_path.resolve().parent]
-        for var in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TMPDIR", "TRITON_HOME"):
+        for var in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TMPDIR", "TRITON_HOME"):
             if os.environ.get(var):
                 dirs.append(Path(os.environ[var]))
         dirs += [Path.home() / ".triton", Path("/dev/dri"), Path("/usr/local/cuda"), Path(sys.prefix),

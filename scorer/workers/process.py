@@ -51,7 +51,7 @@ class WorkerDirs:
     @classmethod
     def create(cls, base: Path, role: str) -> "WorkerDirs":
         workdir = base / role
-        for sub in ("triton_cache", "torch_extensions", "tmp"):
+        for sub in ("triton_cache", "torch_extensions", "torchinductor_cache", "tmp"):
             (workdir / sub).mkdir(parents=True, exist_ok=True)
         return cls(workdir, base / f"{role}.log")
 
@@ -61,6 +61,9 @@ def child_environment(dirs: WorkerDirs) -> dict[str, str]:
     env.update(
         TORCH_EXTENSIONS_DIR=str(dirs.workdir / "torch_extensions"),
         TRITON_CACHE_DIR=str(dirs.workdir / "triton_cache"),
+        # torch's profiler imports inductor, which makes its cache folder on import: in the
+        # worker's own folder (the wall leaves nothing else writable).
+        TORCHINDUCTOR_CACHE_DIR=str(dirs.workdir / "torchinductor_cache"),
         TMPDIR=str(dirs.workdir / "tmp"),
         # Computed before TMPDIR changes: the worker's GPU locks must be the judge's.
         **{LOCK_DIR_ENV: str(made_lock_dir())},

@@ -480,7 +480,8 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
             os.setgroups([])
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
-            os.environ["HOME"] = str(workdir)
+            # The uid has no passwd entry: getpass.getuser() (torch's cache folders) reads these first.
+            os.environ.update(HOME=str(workdir), USER=f"kernel{uid}", LOGNAME=f"kernel{uid}")
         except OSError as exc:
             problems.append(f"changing to uid {uid} refused: {exc.strerror}")
     try:
