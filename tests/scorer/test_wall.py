@@ -28,17 +28,20 @@ REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "suites" / "demo" / "solutions" / "swish" / "kernel.py"
 
 
-def _in_wall(tmp_path: Path, probe, workdir: Path | None = None) -> dict:
+def _in_wall(tmp_path: Path, probe, workdir: Path | None = None, env: dict[str, str] | None = None) -> dict:
     """Runs probe() in a forked child behind the wall, with tmp_path as the judge's temp folder;
     returns what it reported (or skips where the host refuses namespaces)."""
     read_fd, write_fd = os.pipe()
     workdir = workdir or tmp_path / "worker"
-    workdir.mkdir(parents=True)
+    workdir.mkdir(parents=True, exist_ok=True)
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
         code = 0
         try:
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
             os.environ[wall.HIDE_ENV] = str(tmp_path)
             os.chdir(workdir)
             notes = wall.enter(workdir, [str(REPO)])
@@ -265,3 +268,22 @@ def test_a_worker_folder_below_a_closed_folder_is_reached_by_the_kernels_own_uid
     assert seen["by_path"] == "ok" and seen["cwd"] == str(workdir)
     assert "agent-notes.txt" not in seen["listing"]
     assert (workdir / "by-path.txt").read_text() == "ok"  # written into the real folder
+
+
+def test_torch_profilers_inductor_import_works_behind_the_wall(tmp_path: Path) -> None:
+    """The correctness stage's device-time profiler imports torch._inductor, which makes a cache
+    folder on import, named after the user: with the worker's own environment (no USER, /tmp
+    read-only behind the wall, a uid without a passwd entry) the import must still work. On the
+    H200 it failed every scoring before the worker got TORCHINDUCTOR_CACHE_DIR and USER."""
+    from scorer.workers.process import WorkerDirs, child_environment
+
+    dirs = WorkerDirs.create(tmp_path, "kernel")
+    env = {k: v for k, v in child_environment(dirs).items() if k not in ("USER", "LOGNAME", "TMPDIR")}
+
+    def probe() -> dict:
+        import torch
+
+        return {"inductor": hasattr(torch, "_inductor"), "uid": os.getuid()}
+
+    seen = _in_wall(tmp_path, probe, workdir=dirs.workdir, env=env)
+    assert seen["inductor"] is True
