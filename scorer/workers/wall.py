@@ -256,15 +256,15 @@ def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
 
 
 def _closed_ancestor(path: str) -> str | None:
-    """The outermost folder on the way to `path` that a uid of no group cannot pass through."""
-    current = "/"
-    for part in Path(os.path.realpath(path)).parts[1:]:
-        current = os.path.join(current, part)
+    """The outermost folder from / down to `path` (itself included) that a uid of no group cannot
+    pass through (or that cannot be read at all); None where every one lets others through."""
+    real = Path(os.path.realpath(path))
+    for folder in [*reversed(real.parents), real]:
         try:
-            if not os.stat(current).st_mode & 0o001:
-                return current
+            if not os.stat(folder).st_mode & 0o001:
+                return str(folder)
         except OSError:
-            return None
+            return str(folder)
     return None
 
 
@@ -280,7 +280,8 @@ def _open_the_way(code: list[str], reach: list[str]) -> list[str]:
                      and (c := _closed_ancestor(os.path.dirname(os.path.realpath(p))))}, key=len)
     covered: list[str] = []
     for folder in closed:
-        if any(folder == c or _inside(folder, c) for c in covered):
+        # A closed / cannot be covered (the uid then stays, with capabilities dropped).
+        if folder == "/" or any(folder == c or _inside(folder, c) for c in covered):
             continue
         inside = sorted((r for r in reach if _inside(r, folder)), key=len)
         writable = inside[0] if inside else None
@@ -305,20 +306,11 @@ def _interpreter_dirs() -> list[str]:
 
 def _open_to_others(path: str) -> bool:
     """Whether a uid of no group can read the folder: every folder on the way lets others through."""
-    import stat
-
-    current = os.path.realpath(path)
     try:
-        if not os.stat(current).st_mode & stat.S_IROTH:
-            return False
-        while True:
-            if not os.stat(current).st_mode & stat.S_IXOTH:
-                return False
-            if current == "/":
-                return True
-            current = os.path.dirname(current)
+        readable = os.stat(path).st_mode & 0o004
     except OSError:
         return False
+    return bool(readable) and _closed_ancestor(path) is None
 
 
 # Device nodes a kernel may need; the rest of /dev (disks, memory, consoles) is not in its /dev.
