@@ -43,6 +43,18 @@ def _runtime() -> Any | None:
     return None
 
 
+def _live_runtime() -> tuple[Any, Any] | None:
+    """(torch, libcudart) where this process has a CUDA context; None on CPU runs."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+    except Exception:
+        return None
+    lib = _runtime()
+    return None if lib is None else (torch, lib)
+
+
 # The persisting carve-out the device reported once the scorer asked for none, before the kernel.
 _BEFORE_KERNEL = [0]
 
@@ -50,12 +62,10 @@ _BEFORE_KERNEL = [0]
 def settle() -> int:
     """In the worker's setup, CUDA up and before kernel.py exists: asks for no persisting carve-out
     and remembers what the device then reports (the check flags only more than that)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
+    live = _live_runtime()
+    if live is None:
         return 0
-    lib = _runtime()
-    if lib is None:
-        return 0
+    lib = live[1]
     lib.cudaDeviceSetLimit(_CUDA_LIMIT_PERSISTING_L2, 0)
     limit = ctypes.c_size_t(0)
     if lib.cudaDeviceGetLimit(ctypes.byref(limit), _CUDA_LIMIT_PERSISTING_L2) == 0:
@@ -64,15 +74,10 @@ def settle() -> int:
 
 
 def residency_findings(phase: str) -> list[Finding]:
-    torch = sys.modules.get("torch")
-    try:
-        if torch is None or not torch.cuda.is_initialized():
-            return []
-    except Exception:
+    live = _live_runtime()
+    if live is None:
         return []
-    lib = _runtime()
-    if lib is None:
-        return []
+    torch, lib = live
     found: list[Finding] = []
     limit = ctypes.c_size_t(0)
     if lib.cudaDeviceGetLimit(ctypes.byref(limit), _CUDA_LIMIT_PERSISTING_L2) == 0 and limit.value > _BEFORE_KERNEL[0]:
