@@ -269,6 +269,15 @@ def fmt_rank(s: ModelSummary) -> str:
 CONTENDED_MARK = " (contended)"
 """After a speedup timed while foreign compute ran on the device, in the first timing and its re-time."""
 
+
+def marked_contended(cell: TrialCell) -> bool:
+    """A passed speedup that carries the contended mark (a failed trial shows no speedup to mark)."""
+    return cell.contended and cell.state == "done" and cell.verdict == "passed"
+
+
+def any_contended(board: Leaderboard) -> bool:
+    return any(marked_contended(c) for k in board.kernels for c in k.cells)
+
 SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
                    "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
                    "hacks", "flagged", "tokens/solved", "$/solved", "finished")
@@ -339,7 +348,7 @@ def cell_text(cell: TrialCell) -> str:
     text = cell.verdict or "failed"
     if cell.speedup is not None and cell.verdict == "passed":
         text += f" x{fmt_speedup(cell.speedup)}"
-        if cell.contended:
+        if marked_contended(cell):
             text += CONTENDED_MARK
     if cell.hacks:
         text += " [" + ", ".join(dict.fromkeys(cell.hacks)) + "]"
@@ -360,7 +369,7 @@ def render_markdown(board: Leaderboard) -> str:
         for cell in kernel.cells:
             by_model[cell.model].append(cell_text(cell))
         lines.append(f"| {kernel.suite}/{kernel.task} | " + " | ".join("; ".join(by_model[m]) or "-" for m in models) + " |")
-    if any(c.contended for k in board.kernels for c in k.cells):
+    if any_contended(board):
         lines += ["", CONTENDED_NOTE]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from orchestrator.leaderboard import (
-    CONTENDED_MARK, CONTENDED_NOTE, CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, cell_text, column_help, fmt_speedup, method_note, relative_link, summary_cells,
+    CONTENDED_MARK, CONTENDED_NOTE, CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, any_contended, cell_text, column_help, fmt_speedup, marked_contended, method_note, relative_link, summary_cells,
 )
 
 _CSS = """
@@ -82,7 +82,7 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hard
             )
             detail_rows.append([
                 escape(cell.model), str(cell.sample), f'<span class="{_verdict_class(cell)}">{escape(cell.verdict or cell.state)}</span>',
-                escape(fmt_speedup(cell.speedup) + (CONTENDED_MARK if cell.contended and cell.verdict == "passed" else "")),
+                escape(fmt_speedup(cell.speedup) + (CONTENDED_MARK if marked_contended(cell) else "")),
                 escape(", ".join(dict.fromkeys(cell.hacks)) or "-"), escape(", ".join(dict.fromkeys(cell.flags)) or "-"),
                 f'<div class="err">{escape(cell.error or "")}</div>', files,
             ])
@@ -97,7 +97,7 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hard
     device = f"<p>Hardware: <b>{escape(hardware)}</b></p>" if hardware else ""
     if hardware == "CPU":
         device += f'<p class="note">{escape(CPU_NOTE)}</p>'
-    if any(c.contended for k in board.kernels for c in k.cells):
+    if any_contended(board):
         device += f'<p class="note">{escape(CONTENDED_NOTE)}</p>'
     intervals = (
         f"<p>95% CI: percentile interval over {board.bootstrap.resamples} bootstrap resamples (seed "
