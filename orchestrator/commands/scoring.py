@@ -136,6 +136,10 @@ def register(app: typer.Typer) -> None:
             raise UserError("give either --solutions DIR or --task and --kernel, not both")
         if solutions is None and (not task or kernel is None):
             raise UserError("give --task TASK and --kernel PATH (or --solutions DIR)")
+        if task and kernel is not None and not kernel.is_file():
+            loaded.task(task)  # an unknown task is named first
+            # A typo, not a verdict: a sweep's missing kernel.py still scores no_kernel (python -m scorer).
+            raise UserError(f"--kernel {kernel}: no such file; give the path of the solution's kernel.py")
         try:
             if solutions is not None:
                 score_tree(loaded, solutions, options, as_json)

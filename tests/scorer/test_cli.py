@@ -26,6 +26,7 @@ def run(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess[st
     (["--suite", "no-such-suite", "--task", "swish", "--kernel", "k.py"], "kernelarena suites"),
     (["--suite", "demo", "--task", "no_such_task", "--kernel", "k.py"], "kernelarena tasks demo"),
     (["--suite", "demo", "--kernel", "k.py"], "--task TASK"),
+    (["--suite", "demo", "--task", "swish", "--kernel", "no/such/kernel.py"], "no such file"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], fix: str) -> None:
     proc = run(KERNELARENA + ["score", *args])
