@@ -64,7 +64,7 @@ def _check(outputs: Any, ref: ReferenceSet, devices: list[str], device_type: str
     wrong_device = [d for d in devices if torch.device(d).type != device_type]
     if wrong_device:
         return Comparison(False, f"outputs on {wrong_device[0]}, expected on {device_type}", 0.0, 0.0, 0.0)
-    return compare_outputs(tensors, ref.outputs, rule)
+    return compare_outputs(tensors, ref.outputs, rule, ref.inputs)
 
 
 def _first_tensor(outputs: Any) -> torch.Tensor | None:
@@ -167,15 +167,17 @@ def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | No
     return list(seen.values())
 
 
-def timed_output_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], rule: Rule) -> list[Finding]:
+def timed_output_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], rule: Rule,
+                          inputs_for: Callable[[int], list[Any]] | None = None) -> list[Finding]:
     """The outputs of the timed repetitions the judge kept, each against the reference for its own
-    (fresh) inputs."""
+    (fresh) inputs, which `inputs_for(rep)` draws again where an index output needs them."""
     missing = sorted(set(expected) - set(kept))
     if missing:
         return [Finding("caching-memoization", f"timed outputs of repetitions {missing} were not returned")]
     for rep, outputs in sorted(kept.items()):
         tensors = _as_tensors(outputs)
-        cmp = compare_outputs(tensors, expected[rep], rule) if tensors is not None and rep in expected else None
+        again = (lambda r=rep: inputs_for(r)) if inputs_for is not None else None
+        cmp = compare_outputs(tensors, expected[rep], rule, again) if tensors is not None and rep in expected else None
         if cmp is None or not cmp.ok:
             reason = cmp.reason if cmp is not None else "no output returned"
             return [Finding("caching-memoization", f"timed output differs: repetition {rep}: {reason}")]

@@ -149,7 +149,8 @@ class ReferenceService:
             task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
             init_seed=self.plan.init_seed, seeds=self.plan.seeds, alt_shapes=self.plan.alt_shapes,
             fp64=self.task.dtype in (None, "float32"),
-            rule={"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic},
+            rule={"rtol": t.rtol, "atol": t.atol, "exact": t.exact, "deterministic": t.deterministic,
+                  "index_outputs": [io.to_dict() for io in self.task.index_outputs]},
             task={"dtype": self.task.dtype, "category": self.task.category},
             # The worker takes the lock's shared side itself around its GPU work (another scorer's
             # timing must not run beside it), not around building the models.

@@ -69,6 +69,28 @@ class LibraryPolicy:
 
 
 @dataclass(frozen=True)
+class IndexOutput:
+    output: int
+    input: int
+    dim: int = -1
+
+    def to_dict(self) -> dict[str, int]:
+        return {"output": self.output, "input": self.input, "dim": self.dim}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "IndexOutput":
+        unknown = set(data) - {"output", "input", "dim"}
+        if unknown or "output" not in data or "input" not in data:
+            raise ValueError(f"index_outputs entries are {{ output = N, input = N, dim = N }}, got {dict(data)!r}")
+        values = {k: data[k] for k in ("output", "input", "dim") if k in data}
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values.values()):
+            raise ValueError(f"index_outputs: output, input and dim are integers, got {dict(data)!r}")
+        if values["output"] < 0 or values["input"] < 0:
+            raise ValueError(f"index_outputs: output and input count from 0, got {dict(data)!r}")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     path: Path
@@ -90,6 +112,8 @@ class Task:
     solution: Path | None = None
     # What the task asks beyond a correct answer (scorer/checks/rubric.py); None: no rubric.
     rubric: Rubric | None = None
+    # Outputs that hold indices into an input (top-k, argmax): compared modulo ties.
+    index_outputs: tuple[IndexOutput, ...] = ()
 
     def source(self) -> str:
         return self.path.read_text(encoding="utf-8")
@@ -236,7 +260,8 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
         solution = root / "solutions" / task_id / "kernel.py"
         try:
             rubric = Rubric.from_entry(entry)
-        except ValueError as exc:
+            index_outputs = tuple(IndexOutput.from_dict(io) for io in entry.get("index_outputs", ()))
+        except (ValueError, TypeError) as exc:
             raise ScorerUserError(f"{manifest_path}: task '{task_id}': {exc}") from None
         tasks[task_id] = Task(
             id=task_id,
@@ -253,6 +278,7 @@ def _manifest_suite(root: Path, data: dict[str, Any], manifest_path: Path) -> Su
             cuda_only=bool(entry.get("cuda_only", False)),
             solution=solution if solution.is_file() else None,
             rubric=None if rubric.empty else rubric,
+            index_outputs=index_outputs,
         )
     return Suite(
         name=str(data.get("name", root.name)),

@@ -21,6 +21,8 @@ import torch
 from scorer.judge import batch as batch_mod
 from scorer.checks.catalog import Finding
 from scorer.judge.compare import Rule, compare_outputs
+from scorer.judge.index_ties import settle_ties
+from scorer.tasks.suites import IndexOutput
 from scorer.gpu.gate import make_gate
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment
@@ -55,6 +57,7 @@ class BatchState:
     challenge: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # row -> reference outputs
     kernel_slabs: list[torch.Tensor] = field(default_factory=list)
     kernel_samples: list[torch.Tensor] = field(default_factory=list)
+    shapes: list[tuple[int, ...]] = field(default_factory=list)  # one call's output shapes
 
 
 _MALFORMED = (TypeError, KeyError, AttributeError, ValueError, IndexError)
@@ -175,7 +178,8 @@ class ReferenceRole:
         self.task = dict(request.task)
         rule = request.rule
         self.rule = Rule(float(rule.get("rtol", 1e-5)), float(rule.get("atol", 1e-8)), bool(rule.get("exact", False)),
-                         bool(rule.get("deterministic", True)))
+                         bool(rule.get("deterministic", True)),
+                         tuple(IndexOutput.from_dict(io) for io in rule.get("index_outputs", ())))
         task_path = Path(request.task_path)
         overrides = request.overrides
         init_seed, fp64 = int(request.init_seed), bool(request.fp64)
@@ -262,7 +266,7 @@ class ReferenceRole:
             return {"ok": True, "findings": [Finding("caching-memoization", f"timed outputs unreadable: {exc}").to_dict()]}, None
         try:
             kept = {int(k.removeprefix("rep-")): v for k, v in outputs.items()}
-            findings = timed_output_findings(kept, self.timed_expected, self.rule)
+            findings = timed_output_findings(kept, self.timed_expected, self.rule, self._timed_inputs)
         except _MALFORMED as exc:
             findings = [Finding("caching-memoization", f"timed outputs malformed: {type(exc).__name__}: {exc}")]
         return {"ok": True, "findings": [f.to_dict() for f in findings]}, None
@@ -300,7 +304,7 @@ class ReferenceRole:
         assert self.main is not None
         calls = int(request.calls)
         specs = [(list(t.shape), t.dtype) for t in self.main.sets[0].outputs]
-        self.bstate = BatchState([int(s) for s in request.seeds][:calls])
+        self.bstate = BatchState([int(s) for s in request.seeds][:calls], shapes=[tuple(shape) for shape, _ in specs])
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
         module, seed = self.main.module, self.main.seeds[0]
         batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync,
@@ -366,18 +370,21 @@ class ReferenceRole:
         return {"ok": True}, None
 
     def verify_batch(self, _request: ReferenceVerifyBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
-        assert self.bstate is not None
-        findings = batch_findings(self.bstate, self.rule)
+        assert self.main is not None and self.bstate is not None
+        module, seeds = self.main.module, self.bstate.seeds
+        findings = batch_findings(self.bstate, self.rule, lambda i: make_inputs(module, seeds[i], self.device))
         self.bstate.kernel_slabs, self.bstate.kernel_samples = [], []
         self._release()
         self.bstate = BatchState(self.bstate.seeds, positions=self.bstate.positions, expected=self.bstate.expected,
-                                challenge=self.bstate.challenge)
+                                challenge=self.bstate.challenge, shapes=self.bstate.shapes)
         return {"ok": True, "findings": [f.to_dict() for f in findings]}, None
 
 
-def batch_findings(state: BatchState, rule: Rule) -> list[Finding]:
+def batch_findings(state: BatchState, rule: Rule,
+                   inputs_for: Callable[[int], list[Any]] | None = None) -> list[Finding]:
     """Every row at the secret positions, the challenged rows in full, and the challenged rows'
-    positions read again (a row rewritten after the clock stopped differs from what was read)."""
+    positions read again (a row rewritten after the clock stopped differs from what was read).
+    `inputs_for(row)` draws a row's inputs again where an index output differs (ties)."""
     rows = state.kernel_samples[0].shape[0] if state.kernel_samples else 0
     if not rows or len(state.kernel_samples) != len(state.expected):
         return [Finding("timer-patching", "the judge could not read the kernel's batch outputs, so its clock bound "
@@ -387,6 +394,9 @@ def batch_findings(state: BatchState, rule: Rule) -> list[Finding]:
         cmp = compare_outputs([got], [exp], rule)
         if not cmp.ok:
             bad = [i for i in range(rows) if not compare_outputs([got[i]], [exp[i]], rule).ok]
+            bad = [i for i in bad if not _tie_only(state, rule, j, i, inputs_for)]
+            if not bad:
+                continue
             return [Finding("caching-memoization", f"in the judge-timed batch of {rows} back-to-back calls on fresh "
                             f"inputs, {len(bad)} call(s) (e.g. {bad[:5]}) returned output {j} that is wrong at the "
                             f"judge's secret positions: work skipped, cached or finished after the batch")]
@@ -394,13 +404,30 @@ def batch_findings(state: BatchState, rule: Rule) -> list[Finding]:
         if row >= rows:
             continue
         got = [s[row] for s in state.kernel_slabs]
-        cmp = compare_outputs(got, expected, rule)
+        again = (lambda r=row: inputs_for(r)) if inputs_for is not None else None
+        cmp = compare_outputs(got, expected, rule, again)
         if not cmp.ok:
             return [Finding("caching-memoization", f"judge-timed batch call {row}: {cmp.reason}")]
-        again = [g.reshape(-1)[p] for g, p in zip(got, state.positions)]
+        again_read = [g.reshape(-1)[p] for g, p in zip(got, state.positions)]
         before = [s[row] for s in state.kernel_samples]
-        if any(not torch.equal(a, b) for a, b in zip(again, before)):
+        if any(not torch.equal(a, b) for a, b in zip(again_read, before)):
             return [Finding("timer-patching", f"judge-timed batch call {row} changed after the judge's clock stopped: "
                             "its output was finished after the batch returned")]
     return []
 
+
+def _tie_only(state: BatchState, rule: Rule, output: int, row: int,
+              inputs_for: Callable[[int], list[Any]] | None) -> bool:
+    """Whether row `row` of index output `output` differs at the secret positions only where its
+    index points at a value equal to the one the reference's index points at."""
+    declared = [io for io in rule.index_outputs if io.output == output]
+    if not declared or inputs_for is None or output >= len(state.shapes):
+        return False
+    shape = state.shapes[output]
+    args = inputs_for(row)
+    source = args[declared[0].input] if declared[0].input < len(args) else None
+    if not isinstance(source, torch.Tensor):
+        return False
+    got, exp = state.kernel_samples[output][row], state.expected[output][row]
+    settled = settle_ties(got, exp, source.to(exp.device), declared[0].dim, state.positions[output], shape)
+    return compare_outputs([settled], [exp], rule).ok
