@@ -487,10 +487,11 @@ def main() -> None:
             elif part == "busy":
                 lines = part_busy(args.out, args.device, budget, args.busy_tasks)
             elif part == "real":
-                rc, text = _subprocess([sys.executable, str(ROOT / "tests/hacks/real/score_real.py"), "--device",
-                                        args.device, "--out", str(args.out / "real")], args.out / "real.log", budget)
+                cmd = [sys.executable, str(ROOT / "tests/hacks/real/score_real.py"), "--device", args.device,
+                       "--out", str(args.out / "real"), "--workers", str(args.workers)]
+                rc, text = _subprocess(cmd + (["--only", args.only] if args.only else []), args.out / "real.log", budget)
                 lines = [f"real corpus (tests/hacks/real/score_real.py, exit {rc}):"] + [
-                    "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()[-14:]]
+                    "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()]
             elif part == "start":
                 lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
             else:
