@@ -131,7 +131,10 @@ def test_judge_killed_mid_freeze_thaws_at_once(lock_dir: Path) -> None:
                 judge.send_signal(signal.SIGKILL)
                 killed = time.monotonic()
                 assert _wait_thawed(reg.cgroup, within_s=2.0) < 2.0
-                assert not list((lock_dir / freeze.LEASES).glob("*.json"))
+                # The thaw comes first and the lease goes right after it: both within the bound.
+                while list((lock_dir / freeze.LEASES).glob("*.json")):
+                    assert time.monotonic() - killed < 2.0, "the lease outlived the judge by 2 s"
+                    time.sleep(0.01)
             finally:
                 judge.kill()
                 judge.wait()
