@@ -9,16 +9,17 @@ end event on the caller's stream, device-wide synchronize, then a "drained" even
 start to end, without the host's launch or wake-up latency (on the H200 VM those moved 0.07-0.2 ms
 kernels' medians by 15-26% between processes; with the hold the spread was under 1%). Work left
 running on other streams shows as end-to-drained time above the idle calibration (`idle_drain_ms`,
-the same sequence with no forward); a host clock brackets forward + synchronize as a second
-cross-check. dynamic_checks.timing_findings judges both.
+the same sequence with no forward; `settled_drain_ms` says what of that time counts); a host clock
+brackets forward + synchronize as a second cross-check. dynamic_checks.timing_findings judges both.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 
@@ -32,7 +33,7 @@ _MAX_WARMUP_REPS = 5000
 # Where the GPU-wide hold cannot run (no Triton, ROCm), the GPU spins this long on the caller's
 # stream before each start event instead: only the first launch's latency stays out of the events.
 _SPIN_CYCLES = 40_000  # ~20 us at Hopper clocks
-_IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions
+_IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions (one more after each)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,12 @@ class Clock:
     hold_kernel: Any = None
     current_stream: Callable[..., Any] | None = None
     set_stream: Callable[[Any], None] | None = None
+    # torch.cuda.synchronize taken apart (its device guard, and the bare wait inside it), so the host
+    # can note the moment it starts waiting with nothing but one C call in between (settled_drain_ms).
+    device_index: Callable[..., int] | None = None
+    exchange_device: Callable[[int], int] | None = None
+    restore_device: Callable[[int], int] | None = None
+    cuda_wait: Callable[[], None] | None = None
 
 
 def capture_clock() -> Clock:
@@ -62,6 +69,10 @@ def capture_clock() -> Clock:
         hold_kernel=_hold_kernel,
         current_stream=torch.cuda.current_stream,
         set_stream=torch.cuda.set_stream,
+        device_index=getattr(torch.cuda, "_get_device_index", None),
+        exchange_device=getattr(torch.cuda, "_exchange_device", None),
+        restore_device=getattr(torch.cuda, "_maybe_exchange_device", None),
+        cuda_wait=getattr(torch._C, "_cuda_synchronize", None),
     )
 
 
@@ -79,13 +90,17 @@ class TimingRun:
     host_times_ms: list[float]
     event_times_ms: list[float] | None = None
     kept_outputs: dict[int, Any] = field(default_factory=dict)
-    # CUDA only: per repetition, end event to the event recorded after the device-wide synchronize;
-    # and the same for repetitions with no forward (what the host's synchronize alone costs).
+    # CUDA only: per repetition, end event to the event recorded after the device-wide synchronize,
+    # settled (settled_drain_ms); and the same for repetitions with no forward (what the host's
+    # synchronize alone costs).
     drain_ms: list[float] | None = None
     idle_drain_ms: list[float] | None = None
     # CUDA only: how the GPU was held before each start event, and for how long (per repetition).
     gate: str = ""
     gate_ms: list[float] | None = None
+    # CUDA only: the same drains as the events alone measured them, before settling (diagnostics).
+    drain_device_ms: list[float] | None = None
+    idle_drain_device_ms: list[float] | None = None
 
 
 class _Flusher:
@@ -133,6 +148,7 @@ def time_forward(
     # Built (and, in the reference worker, compiled) before the warm-up, so no compile pause
     # separates the warm-up from the timed repetitions.
     hold = _Hold(device, clock) if on_cuda else None
+    settle = _settler(clock, device, sync) if on_cuda else None
     warm_start, min_warm_s = clock.perf_counter(), MIN_WARMUP_S if on_cuda else 0.0
     i = 0
     while i < plan.warmup or (clock.perf_counter() - warm_start < min_warm_s and i < _MAX_WARMUP_REPS):
@@ -144,13 +160,26 @@ def time_forward(
     kept: dict[int, Any] = {}
     host_ms: list[float] = []
     events: list[tuple[Any, Any, Any, Any]] = []
+    tails: list[float | None] = []
     idle: list[tuple[Any, Any, Any, Any]] = []
-    rep_clock = _RepClock(clock, sync, hold, stream)
+    idle_tails: list[float | None] = []
+    rep_clock = _RepClock(clock, sync, hold, stream, settle)
+
+    def idle_rep(late: bool) -> None:
+        """The repetition's sequence with no forward. An honest forward leaves the host either
+        waiting in the synchronize before the device reaches the end event (a kernel longer than
+        its launch path) or arriving after it (a launch path as long as the hold: Python, the
+        library-call monitor, Triton's launcher); the two leave different host paths in the
+        drain, so the calibration takes both: a call that returns at once, and one that returns
+        only once the device has passed the start event."""
+        sync()
+        rep = rep_clock.run(sync if late else _nothing)
+        idle.append(rep.events)
+        idle_tails.append(rep.tail_ms)
 
     def calibrate() -> None:
-        for _ in range(_IDLE_CALIBRATION_REPS):
-            sync()
-            idle.append(rep_clock.run(lambda: None)[0])
+        for i in range(_IDLE_CALIBRATION_REPS):
+            idle_rep(late=bool(i % 2))
 
     if hold is not None:
         calibrate()
@@ -162,10 +191,13 @@ def time_forward(
         flush(rep)
         sync()
         call = (lambda: around(lambda: fn(*args))) if around is not None else (lambda: fn(*args))
-        rep_events, rep_host_ms, out = rep_clock.run(call)
+        timed = rep_clock.run(call)
+        out = timed.out
         if hold is not None:
-            events.append(rep_events)
-        host_ms.append(rep_host_ms)
+            events.append(timed.events)
+            tails.append(timed.tail_ms)
+        host_ms.append(timed.host_ms)
+        del timed
         # Outside the timed region: inspecting or copying the output must not count as work.
         if on_output is not None:
             keep = on_output(rep, out)
@@ -173,24 +205,103 @@ def time_forward(
                 kept[rep] = keep
             del keep
         del out
+        if hold is not None:
+            # One idle repetition beside each timed one (after the output went to the judge, as the
+            # next timed one comes after its inputs did): the calibration sees the same host and
+            # device state the timed repetitions met, not only what held before and after them.
+            idle_rep(late=bool(rep % 2))
     if hold is not None:
         calibrate()
         sync()
         event_ms = [float(clock.event_elapsed(s, e)) for _, s, e, _ in events]
-        drain_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in events]
-        idle_ms = [float(clock.event_elapsed(e, d)) for _, _, e, d in idle]
+        drain_dev = [float(clock.event_elapsed(e, d)) for _, _, e, d in events]
+        idle_dev = [float(clock.event_elapsed(e, d)) for _, _, e, d in idle]
         gate_ms = [float(clock.event_elapsed(h, s)) for h, s, _, _ in events]
-        return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept, drain_ms, idle_ms, hold.describe(), gate_ms)
+        return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept,
+                         [settled_drain_ms(d, t) for d, t in zip(drain_dev, tails)],
+                         [settled_drain_ms(d, t) for d, t in zip(idle_dev, idle_tails)],
+                         hold.describe(), gate_ms, drain_dev, idle_dev)
     return TimingRun(CPU_TIMER, list(host_ms), host_ms, None, kept)
+
+
+def _nothing() -> None:
+    return None
+
+
+def settled_drain_ms(device_ms: float, host_tail_ms: float | None) -> float:
+    """What of one repetition's end-to-drained time (`device_ms`, by the events) can be work still
+    running on another stream: no more than `host_tail_ms`, the host's time from the moment it
+    began waiting in the device-wide synchronize until the drained event was recorded.
+
+    The drained event is recorded by the host after the synchronize, so the drain always holds
+    host time. Where the host waits before the device reaches the end event (the idle
+    calibration, where the call returns at once), it holds only the wake-up and the recording of
+    the drained event. Where the host gets there after the device did (a forward whose launch
+    path takes about as long as the hold: Python, the library-call monitor, Triton's launcher,
+    or a forward that synchronizes itself), the device sits idle meanwhile, and the drain also
+    holds the host's way from recording the end event into the synchronize, about as long as its
+    way out. That fits the two single-stream Triton kernels rejected as stream-injection on the
+    H200 VM with eight scorings at once (drains 0.038 vs 0.016 ms idle, and 0.057 vs 0.028 ms for
+    one whose start-to-end time, 0.084 ms, already held host latency: its launch came after the
+    hold had ended); tests/scorer/test_drain_check.py replays that timeline. Bounding the drain by
+    the host's time inside and after the synchronize takes that idle interval out: the device
+    was done before the host began to wait, and any work still running then (however it was
+    launched) keeps the synchronize waiting, so it stays in the bound. What the bound can leave
+    out is at most the scorer's own few statements between the end event and the wait; work
+    before the end event is inside the start-to-end time."""
+    if host_tail_ms is None or not math.isfinite(host_tail_ms):
+        return device_ms
+    return min(device_ms, host_tail_ms)
+
+
+def _settler(clock: Clock, device: torch.device, sync: Callable[[], None]) -> Callable[[], float]:
+    """The device-wide synchronize of a repetition; returns the host time just before the wait.
+
+    torch.cuda.synchronize(device) runs Python before it waits (parsing the device, building a
+    guard). In a repetition where the device reached the end event first, that Python sits between
+    the end event and the wait: the settled drain would keep it as an honest kernel's excess if
+    the host noted its time after it, and would let work hidden that long go unseen if before. So
+    the device index is resolved once, here (before forward first runs, so a forward that changes
+    the current device cannot move the wait elsewhere), and each repetition sets it with one call
+    and waits."""
+    index_of, exchange, restore = clock.device_index, clock.exchange_device, clock.restore_device
+    wait, now = clock.cuda_wait, clock.perf_counter
+    if index_of is None or exchange is None or restore is None or wait is None:
+        def settle() -> float:
+            started = now()
+            sync()
+            return started
+        return settle
+    index = int(index_of(device, optional=True))
+
+    def settle_on_device() -> float:
+        previous = exchange(index)
+        started = now()
+        try:
+            wait()
+        finally:
+            restore(previous)
+        return started
+    return settle_on_device
+
+
+class _Rep(NamedTuple):
+    events: Any  # (held, start, end, drained) on CUDA, else None
+    host_ms: float  # host clock around call + synchronize
+    out: Any
+    tail_ms: float | None  # CUDA: host time from starting to wait in the synchronize to after `drained`
 
 
 class _RepClock:
     """One repetition's measurement around `call`: on CUDA the held/start/end/drained events
     (docs/SCORER.md, Timing), always the host clock around call + synchronize. The idle
-    calibration runs the same sequence around a call that does nothing."""
+    calibration runs the same sequence around a call that does nothing. `settle`, where given,
+    is the synchronize, returning the host time at which it began to wait."""
 
-    def __init__(self, clock: Clock, sync: Callable[[], None], hold: "_Hold | None", stream: Any) -> None:
+    def __init__(self, clock: Clock, sync: Callable[[], None], hold: "_Hold | None", stream: Any,
+                 settle: Callable[[], float] | None = None) -> None:
         self.clock, self.sync, self.hold, self.stream = clock, sync, hold, stream
+        self.settle = settle
 
     def _record(self, event: Any) -> None:
         if self.stream is not None:
@@ -198,7 +309,7 @@ class _RepClock:
         else:
             self.clock.event_record(event)
 
-    def run(self, call: Callable[[], Any]) -> tuple[Any, float, Any]:
+    def run(self, call: Callable[[], Any]) -> _Rep:
         clock, hold = self.clock, self.hold
         events = None
         if hold is not None:
@@ -213,12 +324,18 @@ class _RepClock:
         out = call()
         if events is not None:
             self._record(events[2])
-        self.sync()
+        if self.settle is not None:
+            waiting = self.settle()
+        else:
+            waiting = clock.perf_counter()
+            self.sync()
         t1 = clock.perf_counter()
+        tail_ms = None
         if events is not None:
             self._record(events[3])
+            tail_ms = (clock.perf_counter() - waiting) * 1e3
             hold.tally()
-        return events, (t1 - t0) * 1e3, out
+        return _Rep(events, (t1 - t0) * 1e3, out, tail_ms)
 
 
 class _Hold:

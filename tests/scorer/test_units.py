@@ -307,6 +307,7 @@ def test_rep_clock_orders_the_cuda_events_around_the_call() -> None:
                                 event_record=lambda ev, stream=None: log.append(f"{ev.name}@{stream}"),
                                 set_stream=lambda stream: log.append(f"set {stream}"))
     rep = _RepClock(clock, lambda: log.append("sync"), Hold(), "s0")
-    events, host_ms, out = rep.run(lambda: log.append("call") or 7)
+    events, host_ms, out, tail_ms = rep.run(lambda: log.append("call") or 7)
     assert out == 7 and host_ms >= 0 and [e.name for e in events] == ["held", "start", "end", "drained"]
+    assert tail_ms is not None and tail_ms >= 0
     assert log == ["set s0", "arm", "held@s0", "hold", "start@s0", "call", "end@s0", "sync", "drained@s0", "tally"]
