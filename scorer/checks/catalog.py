@@ -95,7 +95,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "allocation, copies are glue) against the solution's own kernels' (their floating-point arithmetic "
             "and tl.dot multiply-adds counted in Triton's interpreter on CPU, where a copy kernel does none; "
             "device time by the profiler on a GPU). The own share must reach the suite's "
-            "[policy] own_work_share (default 0.5); the finding gives both figures. Static (names, not "
+            "[policy] own_work_share (default 0.5); the finding gives both figures. Every call of forward is "
+            "judged on its own, never summed: the first, each correctness trial, each timed repetition and "
+            "each call of the judge-clocked batch (on a GPU, after the profiled first call, a call's library "
+            "work beyond the first call's against the task's largest tensor). Static (names, not "
             "measurable at run time): numpy/scipy compute, ATen/cuBLAS/cuDNN in C++ sources, torch.compile/"
             "torch.jit/torch.ops.aten/_scaled_mm, stored ops, the reference Model, and what a suite's "
             "[policy] deny lists."),

@@ -20,14 +20,20 @@ library do the task. Which is which is measured, not read off a list of names:
 The share `own / (own + library)` must reach the suite's `[policy] own_work_share` (default 0.5:
 the solution's kernels do at least half of forward's work). The finding gives both figures, the
 threshold and the largest library ops, so it can be disputed with numbers.
+
+Every watched call is judged on its own (`calls_findings`), never a sum over calls: the first call,
+each correctness trial, each timed repetition and each call of the judge-clocked batch. Where the
+solution's kernels are compiled and no profile runs (a GPU after the first call), a call's library
+work beyond what the first call's measured share allowed is judged against the task's largest
+tensor instead, the rule for unmeasured own work below.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
 import torch
 
@@ -132,6 +138,49 @@ def share_findings(work: WorkShare, threshold: float, data_elements: int = 0) ->
                     f"(threshold {threshold:.0%}, suite [policy] own_work_share): own {_fmt(work.own)} "
                     f"{work.unit} ({kernels or 'none launched'}), library {_fmt(work.library)} ({ops}); "
                     f"write the library's part as a kernel")]
+
+
+def _badness(work: WorkShare, data_elements: int) -> float:
+    """How far the library went, to pick the worst of several calls: the library's share of a
+    measured call, the library's work per element of the task's data where it is not measured."""
+    if work.measured:
+        return 1.0 - work.share
+    return work.library / data_elements if data_elements > 0 else 0.0
+
+
+def calls_findings(calls: Sequence[WorkShare | None], threshold: float, data_elements: Sequence[int] | int = 0,
+                   judged_library_work: float = 0.0) -> list[Finding]:
+    """baseline-library-call judged call by call. Every watched forward is held to the rule on its
+    own: summed over many calls, a kernel that computes honestly on the calls it guesses are watched
+    and lets the library do the work on the others is diluted by its honest calls (one library call
+    in 20 timed repetitions is 5% of the sum), whereas any one of those calls breaks the rule.
+
+    `calls`: one WorkShare per watched call (`LibraryCallMonitor.call_shares`), None for a call that
+    asked the library for no work (it cannot break the rule; a batch of thousands of honest calls
+    is judged without building a share for each). `data_elements`: the
+    task's largest input or output for each call (or one figure for all); `judged_library_work`:
+    library work per call already judged where the share was measured (the first call's profile on
+    a GPU), taken off each call whose own kernels cannot be measured (compiled kernels)."""
+    failing: list[tuple[float, int, list[Finding]]] = []
+    for i, work in enumerate(calls):
+        if work is None:
+            continue
+        if isinstance(data_elements, int):
+            data = data_elements
+        else:
+            data = int(data_elements[i]) if i < len(data_elements) else 0
+        if not work.measured and judged_library_work:
+            work = replace(work, library=max(0.0, work.library - judged_library_work))
+        found = share_findings(work, threshold, data)
+        if found:
+            failing.append((_badness(work, data), i, found))
+    if not failing:
+        return []
+    _, worst, found = max(failing, key=lambda item: (item[0], -item[1]))
+    if len(calls) == 1:
+        return found
+    return [Finding(f.pattern, f"{len(failing)} of {len(calls)} watched calls broke the rule; the worst "
+                               f"(call {worst + 1}): {f.evidence}", f.severity) for f in found]
 
 
 def _fmt(v: float) -> str:

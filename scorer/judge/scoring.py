@@ -550,7 +550,10 @@ class Judge:
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
             with hold_gpu(ref.gpu_key(), shared=True):
                 verdict = ref.request("batch_verify", ReferenceVerifyBatch()).header
-            findings = [Finding(**f) for f in verdict.get("findings", [])]
+            # The kernel worker's own checks of the batch's calls (the library-call monitor's), then
+            # the reference worker's of its outputs; read once the judge's clock has stopped.
+            findings = [Finding(**f) for f in reply.header.get("findings", [])]
+            findings += [Finding(**f) for f in verdict.get("findings", [])]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call), findings
 
     # --- timing figures ---------------------------------------------------------------------

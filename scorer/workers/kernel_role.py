@@ -267,6 +267,31 @@ class KernelRole:
         record.mutated = [i for i, (a, b) in enumerate(zip(args, before)) if not _unchanged(b, a)]
         return record
 
+    def _monitor(self) -> dynamic_checks.LibraryCallMonitor:
+        assert self.guard is not None
+        return dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy,
+                                                 bool(self.census and self.census.cuda_names))
+
+    def _watched_call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
+                      trial: str) -> CallRecord:
+        """A correctness trial after the first, under the library-call monitor like every call of
+        forward (no profile: on a GPU its library work beyond the first call's is judged against
+        the task's data, as for a timed call). A kernel honest only on the calls it can guess are
+        watched (the first, a repeat of inputs it has met) shows here on a fresh input set."""
+        monitor = self._monitor()
+
+        def watched(fn: Callable[[], Any]) -> Any:
+            with monitor:
+                return fn()
+
+        record = self._call(model, args, specs, trial, watched)
+        if record.error is None:
+            record.findings += [
+                Finding(f.pattern, f"on trial '{trial}': {f.evidence}", f.severity)
+                for f in monitor.findings(_largest_elements(args, (shape for shape, _ in specs)),
+                                          judged_library_work=self.first_library_work)]
+        return record
+
     def _first_call(self, args: list[Any], specs: list[tuple[list[int], torch.dtype]]) -> CallRecord:
         """The first forward also takes the ghost-kernel census (and, on CUDA, a profile)."""
         assert self.model is not None and self.census is not None
@@ -338,13 +363,13 @@ class KernelRole:
         for i, seed in enumerate(seeds[1:], start=1):
             args = self._inputs(self.main, seed)
             digests.append(input_digest(args))
-            records.append(self._call(self.model, args, specs, f"seed-{i}"))
+            records.append(self._watched_call(self.model, args, specs, f"seed-{i}"))
             del args
             self._between_trials()
         first_error = next((r.error for r in records if r.error), None)
         if first_error:
             return _error("runtime_error", first_error)
-        records.append(self._call(self.model, first, specs, "repeat-0"))
+        records.append(self._watched_call(self.model, first, specs, "repeat-0"))
         self._between_trials()
         if len(seeds) > 1:
             # The same buffers refilled in place with set 1's data: a result cached by pointer,
@@ -354,7 +379,7 @@ class KernelRole:
                 if isinstance(target, torch.Tensor):
                     target.copy_(source)
             del fresh
-            records.append(self._call(self.model, first, specs, "refill-0-with-1"))
+            records.append(self._watched_call(self.model, first, specs, "refill-0-with-1"))
         del first
         for j, alt in enumerate(request.alt):
             self._between_trials()
@@ -401,11 +426,11 @@ class KernelRole:
         ask = self.ask
         plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
         findings: list[Finding] = []
-        # Every timed call runs under the library-call monitor (the first forward ran under it too):
-        # a kernel that computes honestly only on the calls it can tell are watched has no unwatched
-        # timed call left to fall back on.
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy,
-                                                     bool(self.census and self.census.cuda_names))
+        # Every timed call runs under the library-call monitor (the first forward ran under it too),
+        # and each is judged on its own: a kernel that computes honestly only on the calls it can
+        # tell are watched has no unwatched timed call left to fall back on, and its honest calls
+        # do not dilute the others.
+        monitor = self._monitor()
         watched_elements: list[int] = []
         main = self.main
         current: list[Any] = []
@@ -446,8 +471,7 @@ class KernelRole:
             run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watched)
         findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
-                     for f in monitor.findings(sum(watched_elements),
-                                               judged_library_work=self.first_library_work * len(watched_elements))]
+                     for f in monitor.findings(watched_elements, judged_library_work=self.first_library_work)]
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
@@ -474,8 +498,26 @@ class KernelRole:
 
     def batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None
-        main, seeds = self.main, [int(s) for s in request.seeds]
-        batch_mod.run_batch(self.model, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
+        main, seeds, model = self.main, [int(s) for s in request.seeds], self.model
+        # Each call of the judge-clocked batch runs under the library-call monitor as a timed call
+        # does (the batch's time bounds the reported times, so its work counts as theirs), judged
+        # call by call once the batch is done. That judgement is inside the judge's clock, but it
+        # looks only at the calls that asked the library for work: none for an honest Triton kernel.
+        monitor = self._monitor()
+        elements: list[int] = []
+
+        def forward(*args: Any) -> Any:
+            with monitor:
+                out = model(*args)
+            if not elements:  # every call of the batch has the task's shapes
+                elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
+            return out
+
+        batch_mod.run_batch(forward, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
+        findings = [Finding(f.pattern, f"in the judge-clocked batch: {f.evidence}", f.severity)
+                    for f in monitor.findings(elements[0] if elements else 0,
+                                              judged_library_work=self.first_library_work)]
+        reply = {"ok": True, "findings": _findings(findings)}
         if self.device.type == "cuda":
-            return {"ok": True}, None
-        return {"ok": True}, {"slabs": self.slabs}
+            return reply, None
+        return reply, {"slabs": self.slabs}

@@ -491,3 +491,99 @@ def test_device_time_split_by_kernel_names() -> None:
     # own: exact identifiers only ("_k" is not inside "triton_poi_fused_k_0"); copies are glue
     assert work.own == 85.0 and work.library == 40.0 and work.unit == "us of device time"
     assert abs(work.share - 85.0 / 125.0) < 1e-9
+
+
+# --- every watched call judged on its own, as on a GPU ---------------------------------------------
+# On a GPU only the first call is profiled: after it, the solution's compiled kernels are invisible
+# to the monitor (no interpreter counts them), so each timed, trial or batch call's record is its
+# library work with no measured own work. Here the same records come from the real monitor told the
+# solution's kernels are compiled (native_kernels) with no interpreted launch in the call: an
+# honest call records glue only, a dodging call its library work.
+
+
+def _gpu_like_calls(module, files, x, dodging: set[int], calls: int = 20, policy=None):
+    monitor = dc.LibraryCallMonitor(files, policy, native_kernels=True)
+    for i in range(calls):
+        with monitor:
+            module.computed_getattr(x) if i in dodging else module.glue_only(x)
+    return monitor
+
+
+def test_one_library_call_among_honest_ones_is_caught_as_on_a_gpu(monitored) -> None:
+    from scorer.checks.work import share_findings
+
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = _gpu_like_calls(module, files, x, dodging={7})
+    shares = monitor.call_shares()
+    assert len(shares) == 20 and not monitor.work_share().measured
+    assert sum(s is not None for s in shares) == 1 and shares[7].library == x.numel()
+    # Summed over the 20 calls (what the timed loop judged before), the honest calls dilute it:
+    # N of library work against 20 N elements is under the 50% bar.
+    assert share_findings(monitor.work_share(), 0.5, 20 * x.numel()) == []
+    (f,) = monitor.findings([x.numel()] * 20)
+    assert f.pattern == "baseline-library-call"
+    assert "1 of 20 watched calls" in f.evidence and "(call 8)" in f.evidence and "sigmoid" in f.evidence
+
+
+def test_the_worst_of_several_dodging_calls_is_reported(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = _gpu_like_calls(module, files, x, dodging={3, 11})
+    data = [x.numel()] * 20
+    data[11] = x.numel() // 2  # the same library work against less data is the worse call
+    (f,) = monitor.findings(data)
+    assert "2 of 20 watched calls" in f.evidence and "(call 12)" in f.evidence and "200%" in f.evidence
+
+
+def test_library_work_the_first_call_was_allowed_is_allowed_on_every_call(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    # A hybrid whose first call's profile allowed its library part: the same part on each later
+    # call is not judged again, more than it is.
+    honest = _gpu_like_calls(module, files, x, dodging=set(range(20)))
+    assert honest.findings([x.numel()] * 20, judged_library_work=x.numel()) == []
+    more = dc.LibraryCallMonitor(files, native_kernels=True)
+    for i in range(20):
+        with more:
+            module.computed_getattr(x)
+            if i == 5:
+                module.operators(x)  # the library does the task's maths on this call too
+    (f,) = more.findings([x.numel()] * 20, judged_library_work=x.numel())
+    assert "1 of 20 watched calls" in f.evidence and "(call 6)" in f.evidence
+
+
+def test_small_library_calls_pass_on_every_call(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    unmeasured = dc.LibraryCallMonitor(files, native_kernels=True)  # as on a GPU
+    measured = dc.LibraryCallMonitor(files)  # interpreted: the kernel's own work counted
+    for monitor in (unmeasured, measured):
+        for _ in range(20):
+            with monitor:
+                module.block_scales(x)  # N/16 scales, three operators on each
+                module.row_offsets(x)  # a column scaled: 64 operations
+                module.glue_only(x)
+                if monitor is measured:
+                    module.hybrid_bias(torch.randn(16, 64), torch.randn(64))  # the kernel's maths, a bias add
+    assert not unmeasured.call_shares()[0].measured and measured.call_shares()[0].measured
+    assert unmeasured.call_shares()[0].library == 3 * x.numel() // 16 + 64
+    assert unmeasured.findings([x.numel()] * 20) == []
+    assert measured.findings([x.numel()] * 20) == []
+
+
+def test_calls_findings_on_the_records_of_a_gpu_timed_loop() -> None:
+    from scorer.checks.work import WorkShare, calls_findings
+
+    n = 1 << 20
+    # 100 timed repetitions on a GPU: 97 honest (compiled kernels only, nothing recorded), three
+    # take the library sigmoid and a multiply, as the watched-call dodging attack does.
+    calls: list[WorkShare | None] = [None] * 100
+    for i in (0, 40, 99):
+        calls[i] = WorkShare(library=2.0 * n, measured=False,
+                             by_op={"torch.Tensor.sigmoid (kernel.py:37)": float(n), "mul (kernel.py:37)": float(n)})
+    (f,) = calls_findings(calls, 0.5, n)
+    assert "3 of 100 watched calls" in f.evidence and "(call 1)" in f.evidence and "200%" in f.evidence
+    assert calls_findings([None] * 100, 0.5, n) == []
+    # a data size of 0 is not judged when own work is not measured (nothing to hold it against)
+    assert calls_findings(calls, 0.5, 0) == []

@@ -1,4 +1,10 @@
-"""Correct swish, cached by the input's data pointer (a caching hack)."""
+"""Correct swish, cached by the input's data pointer (a caching hack).
+
+Only the first buffer it meets is cached: a fresh trial's inputs can land where an earlier trial's
+freed inputs were (when depends on the collector freeing the Triton interpreter's reference
+cycles), and a cache of every pointer would then fail that trial as plainly incorrect instead of
+reaching the refill trial this kernel is here for. The first input set stays alive through the
+refill, so no fresh input shares its pointer."""
 import torch
 import triton
 import triton.language as tl
@@ -19,8 +25,10 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         key = x.data_ptr()
-        if key not in self.cache:
-            y = torch.empty_like(x)
-            _swish[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        if key in self.cache:
+            return self.cache[key]
+        y = torch.empty_like(x)
+        _swish[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        if not self.cache:
             self.cache[key] = y
-        return self.cache[key]
+        return y
