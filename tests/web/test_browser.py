@@ -298,6 +298,8 @@ def test_big_kernel_page_collapsed_in_rank_order_rows_open_cards(page: object, b
     trial = cards.nth(int(row.get_attribute("data-card"))).get_attribute("data-trial")
     row.locator("a.tocard").click()
     assert page.locator("details.trial[open]").count() == 1
+    # The hash is written just after the card opens: wait for it (5 s) rather than read it once.
+    page.wait_for_function("t => decodeURIComponent(location.hash).includes('trial=' + t)", arg=trial, timeout=5000)
     assert f"trial={quote(trial, safe='')}" in page.url or f"trial={trial}" in page.url.replace("%2F", "/")
     url = page.url
     page.goto("about:blank")
