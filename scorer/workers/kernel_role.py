@@ -129,6 +129,11 @@ class TaskVariant:
     state_dict: dict[str, torch.Tensor]
 
 
+def _where(place: str, findings: list[Finding]) -> list[Finding]:
+    """The monitor's findings with the call they came from in front of their evidence."""
+    return [Finding(f.pattern, f"{place}: {f.evidence}", f.severity) for f in findings]
+
+
 class KernelRole:
     def __init__(self, clock: Clock, ask: Callable[[TimedStep], TimedNext] | None = None) -> None:
         self.clock = clock
@@ -286,10 +291,8 @@ class KernelRole:
 
         record = self._call(model, args, specs, trial, watched)
         if record.error is None:
-            record.findings += [
-                Finding(f.pattern, f"on trial '{trial}': {f.evidence}", f.severity)
-                for f in monitor.findings(_largest_elements(args, (shape for shape, _ in specs)),
-                                          judged_library_work=self.first_library_work)]
+            record.findings += _where(f"on trial '{trial}'", monitor.findings(
+                _largest_elements(args, (shape for shape, _ in specs)), judged_library_work=self.first_library_work))
         return record
 
     def _first_call(self, args: list[Any], specs: list[tuple[list[int], torch.dtype]]) -> CallRecord:
@@ -470,8 +473,7 @@ class KernelRole:
         with torch.no_grad():
             run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watched)
-        findings += [Finding(f.pattern, f"while timed: {f.evidence}", f.severity)
-                     for f in monitor.findings(watched_elements, judged_library_work=self.first_library_work)]
+        findings += _where("while timed", monitor.findings(watched_elements, judged_library_work=self.first_library_work))
         findings += self.guard.check("timing")
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
@@ -514,9 +516,8 @@ class KernelRole:
             return out
 
         batch_mod.run_batch(forward, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
-        findings = [Finding(f.pattern, f"in the judge-clocked batch: {f.evidence}", f.severity)
-                    for f in monitor.findings(elements[0] if elements else 0,
-                                              judged_library_work=self.first_library_work)]
+        findings = _where("in the judge-clocked batch", monitor.findings(
+            elements[0] if elements else 0, judged_library_work=self.first_library_work))
         reply = {"ok": True, "findings": _findings(findings)}
         if self.device.type == "cuda":
             return reply, None
