@@ -54,6 +54,16 @@ def shared_gpu_work(gpu_key: str | None) -> Iterator[GpuLock | None]:
         lock.close()
 
 
+def open_context(device: Any) -> None:
+    """Creates this process's CUDA context before the lock is taken: with eight scorings starting
+    at once, context creation is host and driver work of seconds, which under the shared side kept
+    every queued timer waiting (H200, 2026-12-05). It launches nothing on the device."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.mem_get_info(device)
+
+
 def no_pause() -> None:
     """Between two pieces of GPU work where no lock is held (a CPU run): nothing to do."""
 

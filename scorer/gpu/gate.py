@@ -92,9 +92,10 @@ def locked_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     held while the hold kernel compiles (scorer.gpu.compile_gap)."""
     if _gate_key(device, hold_kernel) in _GATES:
         return _GATES[_gate_key(device, hold_kernel)]
-    from scorer.gpu.compile_gap import shared_gpu_work
+    from scorer.gpu.compile_gap import open_context, shared_gpu_work
     from scorer.gpu.lock import device_lock_key
 
+    open_context(device)
     with shared_gpu_work(device_lock_key(device)):
         return make_gate(device, hold_kernel)
 

@@ -25,7 +25,7 @@ from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import native_audit, residency
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting
+from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
@@ -197,6 +197,7 @@ class KernelRole:
             # from a cache folder the kernel can write to.
             locked_gate(self.device, self.clock.hold_kernel)
             residency.settle()
+            warm_profiler()
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
         # judge reads back from outside this process once the kernel has run (scorer/checks/native_audit.py).
         self.fingerprint = native_audit.timer_fingerprint()

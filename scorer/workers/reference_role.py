@@ -27,7 +27,7 @@ from scorer.gpu.gate import make_gate
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment
 from scorer.judge.evaluate import ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, timed_output_findings
-from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
+from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
 from scorer.gpu.lock import waited_s
 from scorer.workers.memory import seeds_that_fit, tensor_bytes
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
@@ -189,14 +189,16 @@ class ReferenceRole:
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(request.alt_shapes)]
+        # Host work (the meta-device sizes) and the CUDA context's creation, before the lock.
+        open_context(self.device)
+        n_seeds, problem = timed("fit", lambda: seeds_that_fit(probe, init_seed, len(request.seeds), self.device, fp64))
+        if problem:
+            return {"ok": False, "kind": "runtime_error", "error": problem}, None
         # One acquisition, let go while the hold kernel compiles and, between input sets, while a
         # timer waits.
         waited = waited_s()
         with shared_gpu_work(request.gpu_lock) as lock:
             between = between_pieces(lock, self._sync)
-            n_seeds, problem = timed("fit", lambda: seeds_that_fit(probe, init_seed, len(request.seeds), self.device, fp64))
-            if problem:
-                return {"ok": False, "kind": "runtime_error", "error": problem}, None
             try:
                 # The lambda runs before the `del` below frees the model (ruff reads the del as unbound).
                 self.main = timed("outputs", lambda: self._variant(built, request.seeds[:n_seeds], fp64, between))  # noqa: F821
