@@ -47,6 +47,9 @@ class TimingResult:
     judge_batches: int = 0  # batches the bound took (another, on fresh seeds, when one read too slow)
     judge_bound_ms: float | None = None
     baseline_judge_bound_ms: float | None = None
+    # The median gap between the kernel's timed repetitions on the judge's clock, less round trip
+    # and inputs (scorer/judge/clock.py, the window check).
+    judge_window_ms: float | None = None
 
 
 @dataclass

@@ -10,6 +10,12 @@ cost (both measured on the trusted reference worker), and divides by the number 
 That bound includes what the events leave out on purpose (host launch overhead the hold hides), so
 an honest kernel's bound is at or above its event median; a forged median is far below it. The
 check rejects reported times below `bound / RATIO - SLACK_MS`; docs/HACKS.md gives what this can miss.
+
+The batch runs after the timed repetitions, so a machine whose load changes between the two moves
+one against the other: on a loaded 2-core box a kernel whose forged clock read 1/8 was timed slowed
+2x and batched quiet, and passed. The window check needs no second moment: the judge stamps each
+repetition's step on its own clock (scorer/judge/rep_feed.py), and the median gap, less the same
+calibrated overhead, bounds the repetitions the kernel reported, under the same load.
 """
 
 from __future__ import annotations
@@ -89,3 +95,37 @@ def baseline_problem(times_ms: list[float], clock: BatchClock, device_type: str)
                 f"clock measured {bound:.4g} ms a call over its batch of {clock.calls} calls (allowed up to bound x "
                 f"{ratio:g} + {slack:g} ms = {allowed:.4g} ms): the baseline was slowed while it was timed")
     return None
+
+
+# Judged on CPU only, where the load between the timed repetitions and the batch varies most; on a
+# GPU the gap also holds the hold before the start event, the L2 flush and the idle-drain
+# calibration, and the figure is recorded (timing.judge_window_ms) until the H200 calibrates it.
+WINDOW_JUDGED = frozenset({"cpu"})
+
+
+def window_ms(intervals_ms: list[float], clock: BatchClock) -> float | None:
+    """The judge's figure for one timed repetition: the median gap between two steps, less one
+    round trip and the calibrated cost of drawing a call's inputs (and copying its outputs)."""
+    if not intervals_ms:
+        return None
+    return max(0.0, statistics.median(intervals_ms) - clock.round_trip_ms - clock.overhead_ms_per_call)
+
+
+def window_findings(times_ms: list[float], intervals_ms: list[float], clock: BatchClock, device_type: str) -> list[Finding]:
+    """timer-patching where the reported upper quartile is below `gap / RATIO - overhead - SLACK`:
+    the overhead is taken off once more, so that an honest kernel whose drawing of inputs ran up to
+    RATIO times slower than at its calibration still passes."""
+    kernel_ms, gap = reported_ms(times_ms), window_ms(intervals_ms, clock)
+    if device_type not in WINDOW_JUDGED or kernel_ms is None or gap is None:
+        return []
+    ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
+    gap_ms = statistics.median(intervals_ms)
+    overhead = clock.round_trip_ms + clock.overhead_ms_per_call
+    allowed = gap_ms / ratio - overhead - slack
+    if kernel_ms < allowed:
+        return [Finding("timer-patching",
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but on the judge's clock "
+                        f"its timed repetitions took {gap_ms:.4g} ms each (median of {len(intervals_ms)}, of which "
+                        f"{overhead:.3g} ms round trip and inputs; allowed down to gap / {ratio:g} - {overhead:.3g} - "
+                        f"{slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
+    return []

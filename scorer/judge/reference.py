@@ -48,6 +48,7 @@ class TimingFigures:
     idle_drain_ms: list[float] | None = None
     gate: str = ""
     gate_ms: list[float] | None = None
+    rep_intervals_ms: list[float] = field(default_factory=list)  # on the judge's clock (kernel only)
 
 
 @dataclass

@@ -9,6 +9,7 @@ read, and one that keeps honest work for checked repetitions cannot tell which t
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from scorer.workers.protocol import ProtocolViolation, TimedNext, TimedStep
@@ -21,6 +22,10 @@ class RepFeed:
         self.rep_seeds = list(rep_seeds)
         self.keep = set(keep_reps)
         self.done = -2  # no step yet
+        # The judge's clock at each step's arrival: step -1 comes as repetition 0 begins, step k as
+        # repetition k returned, so the gaps are the repetitions as the judge saw them
+        # (scorer/judge/clock.py, the window check).
+        self.stamps: list[float] = []
 
     @property
     def finished(self) -> bool:
@@ -33,7 +38,12 @@ class RepFeed:
         if step.done != self.done + 1 or step.done >= len(self.rep_seeds):
             raise ProtocolViolation(f"timed step {step.done} out of order (after {self.done}, "
                                     f"{len(self.rep_seeds)} repetitions)")
+        self.stamps.append(time.perf_counter())
         self.done = step.done
         following = step.done + 1
         seed = self.rep_seeds[following] if following < len(self.rep_seeds) else None
         return TimedNext(keep=step.done in self.keep, seed=seed).header()
+
+    def intervals_ms(self) -> list[float]:
+        """Each repetition's time between two steps, on the judge's clock."""
+        return [(b - a) * 1e3 for a, b in zip(self.stamps, self.stamps[1:])]

@@ -36,7 +36,7 @@ from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import BatchClock, clock_findings
+from scorer.judge.clock import BatchClock, clock_findings, window_findings, window_ms
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -336,7 +336,9 @@ class Judge:
         score.timing.judge_calls = best.calls
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
-        self._record(score, clock_findings(times, best, self.device.type))
+        score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
+        self._record(score, clock_findings(times, best, self.device.type)
+                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type))
 
     def _settle(self) -> None:
         if self.before_timing is not None:
@@ -469,7 +471,7 @@ class Judge:
             host = [float(t) for t in h["host_times_ms"]]
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
-                                 _floats(h, "gate_ms"))
+                                 _floats(h, "gate_ms"), feed.intervals_ms())
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like

@@ -91,3 +91,57 @@ def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
     (hack,) = [h for h in score.hacks if h["pattern"] == "timer-patching"]
     assert "judge's own clock" in hack["evidence"]
     assert score.timing is not None and score.timing.judge_bound_ms > 4 * score.timing.kernel_ms
+
+
+def test_window_check_holds_the_reps_against_their_own_gaps() -> None:
+    """The flake it fixes, in figures: a forged 1/8 clock whose repetitions ran under twice the load
+    of its batch passes the batch check but not the window check; honest repetitions whose inputs
+    took 3x their calibration pass both."""
+    from scorer.judge.clock import window_findings, window_ms
+
+    clock = BatchClock(calls=8, total_ms=8 * 110.0 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
+    loaded = [220.0 / 8] * 20  # the forged clock reads 1/8 of repetitions that took 220 ms
+    gaps = [220.0 + 1.0 + 2.0] * 20
+    assert clock_findings(loaded, clock, "cpu") == []
+    (found,) = window_findings(loaded, gaps, clock, "cpu")
+    assert found.pattern == "timer-patching" and "timed repetitions took 223 ms" in found.evidence
+    assert window_ms(gaps, clock) == 220.0 and window_ms([], clock) is None
+    honest_tiny = [0.3] * 20
+    assert window_findings(honest_tiny, [0.3 + 1.0 + 3 * 2.0] * 20, clock, "cpu") == []
+    assert window_findings([110.0] * 20, [113.0] * 20, clock, "cpu") == []
+    assert window_findings(loaded, gaps, clock, "cuda") == []  # recorded, not judged, on a GPU
+
+
+def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
+    import time
+
+    from scorer.judge.rep_feed import RepFeed
+    from scorer.workers.protocol import TimedStep
+
+    feed = RepFeed([11, 12, 13], [1])
+    for done in (-1, 0, 1, 2):
+        feed(TimedStep(done).header())
+        time.sleep(0.02 if done < 2 else 0)
+    gaps = feed.intervals_ms()
+    assert len(gaps) == 3 and all(g >= 19.0 for g in gaps), gaps
+
+
+def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
+    """End to end on CPU with the batch check switched off: the GOT-rewriting clock (it slows every
+    monotonic clock in the kernel's process 8x) is caught by the gaps between its repetitions."""
+    from pathlib import Path
+
+    from scorer import ScoreOptions
+    from scorer.judge import scoring
+    from scorer.judge.session import ScoringSession
+    from scorer.tasks.suites import load_suite
+
+    monkeypatch.setattr(scoring, "clock_findings", lambda *a, **k: [])
+    root = Path(__file__).resolve().parents[2]
+    kernel = root / "tests" / "hacks" / "attacks" / "timer-patching" / "native_got_interposer.py"
+    with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=5)) as session:
+        score = session.score(load_suite("kernelbench"), "level4_6_rope_attention", kernel, device="cpu")
+    hacks = [h for h in score.hacks if h["pattern"] == "timer-patching"]
+    assert score.verdict == "hack_detected" and hacks, (score.verdict, score.error, score.hacks)
+    assert "timed repetitions took" in hacks[0]["evidence"]
+    assert score.timing is not None and score.timing.judge_window_ms > 4 * score.timing.kernel_ms
