@@ -52,6 +52,7 @@ _CLONE_NEWNET = 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
 # Uids of walled kernels: one per worker (the waiting parent's pid added), far from real users.
 UID_BASE = 200_000
@@ -472,6 +473,11 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
             os.setgroups([])
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
+            # A change of uid leaves the process non-dumpable (fs.suid_dumpable): its /proc files
+            # turn root's, and the worker could no longer read its own threads' stacks
+            # (scorer/checks/threads.py), so every runtime thread read as the kernel's. The
+            # kernel's own process may be dumpable: no one else runs as this uid.
+            _prctl(_PR_SET_DUMPABLE, 1)
             # The uid has no passwd entry: getpass.getuser() (torch's cache folders) reads these first.
             os.environ.update(HOME=str(workdir), USER=f"kernel{uid}", LOGNAME=f"kernel{uid}")
         except OSError as exc:

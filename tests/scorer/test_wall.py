@@ -287,3 +287,25 @@ def test_torch_profilers_inductor_import_works_behind_the_wall(tmp_path: Path) -
 
     seen = _in_wall(tmp_path, probe, workdir=dirs.workdir, env=env)
     assert seen["inductor"] is True
+
+
+def test_behind_the_wall_the_worker_reads_its_own_threads_stacks(tmp_path: Path) -> None:
+    """The uid change made the worker non-dumpable, its /proc files root's: every native thread's
+    origin read as unknown (thread-injection on runtime pools). Its own threads stay readable."""
+    import threading
+
+    from scorer.checks.threads import native_origin
+
+    def probe() -> dict:
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait, daemon=True)
+        t.start()
+        time.sleep(0.05)
+        origin = native_origin(str(t.native_id), ())
+        stop.set()
+        with open(f"/proc/self/task/{t.native_id}/syscall", encoding="ascii") as fh:
+            fh.read()
+        return {"uid": os.getuid(), "kind": origin.kind, "detail": origin.detail}
+
+    result = _in_wall(tmp_path, probe)
+    assert result["kind"] != "unknown", result
