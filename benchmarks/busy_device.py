@@ -108,9 +108,10 @@ def score_all(items: list[tuple[Any, str, Path]], options: ScoreOptions, device:
                          "baseline_ms": timing.baseline_ms if timing else None, "contended": score.contended,
                          "retimed": bool(score.contention.get("retimed")),
                          "foreign": _foreign(score.contention.get("windows") or []),
-                         "frozen": score.contention.get("frozen", {}), "seconds": round(time.perf_counter() - t0, 2)})
-            print(f"  {suite.name}/{task_id}: {score.verdict} speedup {score.speedup} contended {score.contended}",
-                  flush=True)
+                         "frozen": score.contention.get("frozen", {}), "seconds": round(time.perf_counter() - t0, 2),
+                         "error": (score.error or "")[-600:]})
+            print(f"  {suite.name}/{task_id}: {score.verdict} speedup {score.speedup} contended {score.contended}"
+                  + (f"\n    {(score.error or '').strip().splitlines()[-1][:300]}" if score.error else ""), flush=True)
     return rows
 
 
@@ -190,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not kernels(args.suites.split(","), {t for t in args.tasks.split(",") if t}, args.device, args.max_kernels):
         raise SystemExit("no reference solutions selected; check --suites and --tasks")
     lock_dir = Path(tempfile.mkdtemp(prefix="busy-device-locks-"))
+    lock_dir.chmod(0o1777)  # as the default lock folder: the walled kernel worker runs under a uid of its own
     os.environ[LOCK_DIR_ENV] = str(lock_dir)
     burst = (args.burst_on, args.burst_off)
     results: dict[str, Any] = {"device": args.device, "agent": args.agent, "burst_s": burst, "rows": {}, "agents": {}}

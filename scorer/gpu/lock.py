@@ -75,12 +75,27 @@ def lock_path(gpu_key: str) -> Path:
     return base / f"kernelarena-{safe}.lock"
 
 
-def ensure_lock_files(gpu_key: str) -> None:
+def ensure_lock_files(gpu_key: str, kernel_uid: int | None = None) -> None:
     """Creates a device's lock files ahead of a walled kernel worker, which sees the lock folder
-    read-only and so cannot create them itself."""
+    read-only and so cannot create them itself. Where that worker runs under a uid of its own
+    (`kernel_uid`), it must also be able to reach them: a folder closed to others (a private
+    mkdtemp folder is 0700) failed every GPU scoring with a PermissionError in the kernel's
+    correctness stage, read as the kernel's runtime_error."""
     path = lock_path(gpu_key)
     for p in (path, path.with_suffix(".timers")):
         _open_lock(p).close()
+    if kernel_uid is None or kernel_uid == os.getuid():
+        return
+    # The folder's own mode: the wall binds it back over a cover every uid may pass
+    # (scorer.workers.wall._hide), so the host's folders above it do not matter there.
+    closed = [str(path.parent)] if not os.stat(path.parent).st_mode & 0o001 else []
+    closed += [str(p) for p in (path, path.with_suffix(".timers")) if not os.stat(p).st_mode & 0o004]
+    if closed:
+        from scorer.errors import ScorerUserError
+
+        raise ScorerUserError(f"the GPU lock folder {path.parent} is closed to the kernel worker's own uid "
+                              f"({kernel_uid}): {', '.join(closed)}; chmod 1777 the folder (and a+r its files) "
+                              f"or unset {LOCK_DIR_ENV}")
 
 
 def _open_lock(path: Path) -> Any:

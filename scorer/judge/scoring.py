@@ -290,7 +290,7 @@ class Judge:
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         self._check_wall(worker, score)
         if ref.gpu_key():
-            ensure_lock_files(ref.gpu_key())
+            ensure_lock_files(ref.gpu_key(), score.isolation.get("uid"))
         if self.after_start is not None:
             self.after_start()
         baseline: tuple[TimingFigures, BatchClock] | None = None

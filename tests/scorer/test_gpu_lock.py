@@ -375,3 +375,52 @@ def test_the_lock_trace_says_where_the_gpu_time_went(tmp_path: Path, monkeypatch
     assert 0.2 <= summary.idle_s <= 1.0
     assert 0.4 <= summary.timer_queued_behind_shared_s <= 0.9 and summary.timer_queued_while_idle_s < 0.05
     assert abs(summary.window_s - (summary.exclusive_s + summary.shared_only_s + summary.idle_s)) < 1e-6
+
+
+def test_a_lock_folder_closed_to_the_kernels_uid_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walled kernel worker runs under a uid of its own and takes the lock through the judge's
+    files: a 0700 folder (mkdtemp's) had failed every GPU scoring as the kernel's runtime_error."""
+    import shutil
+    import tempfile
+
+    from scorer.errors import ScorerUserError
+    from scorer.gpu.lock import ensure_lock_files, lock_path
+
+    folder = Path(tempfile.mkdtemp(prefix="lock-folder-", dir="/tmp"))
+    try:
+        monkeypatch.setenv(LOCK_DIR_ENV, str(folder))
+        other = os.getuid() + 1
+        with pytest.raises(ScorerUserError, match="chmod 1777"):
+            ensure_lock_files("GPU-closed", other)
+        ensure_lock_files("GPU-closed", os.getuid())  # the judge's own uid needs nothing more
+        folder.chmod(0o1777)
+        ensure_lock_files("GPU-closed", other)
+        assert lock_path("GPU-closed").exists() and lock_path("GPU-closed").with_suffix(".timers").exists()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_scoring_with_a_closed_lock_folder_says_so_instead_of_blaming_the_kernel(demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end: before the check, the walled worker's PermissionError on the lock made the
+    demo's own solution a runtime_error (the H100's busy benchmark: every scoring)."""
+    import shutil
+    import tempfile
+
+    import torch
+
+    from scorer.errors import ScorerUserError
+    from scorer.judge.reference import ReferenceService
+    from scorer.judge.scoring import Judge
+
+    if os.geteuid() != 0:
+        pytest.skip("the kernel worker gets a uid of its own only where the judge is root")
+    folder = Path(tempfile.mkdtemp(prefix="lock-folder-", dir="/tmp"))
+    monkeypatch.setenv(LOCK_DIR_ENV, str(folder))
+    monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: "GPU-closed-folder")
+    kernel = Path(__file__).resolve().parents[2] / "suites" / "demo" / "solutions" / "swish" / "kernel.py"
+    try:
+        judge = Judge(demo, demo.tasks["swish"], kernel, torch.device("cpu"), fast_options(skip_timing=True))
+        with pytest.raises(ScorerUserError, match="closed to the kernel worker's own uid"):
+            judge.run()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
