@@ -284,9 +284,12 @@ class InterpreterWork:
 def device_work(kernel_times_us: dict[str, float], own_names: list[str]) -> WorkShare:
     """Split a profile's device kernel time into the solution's kernels and the library's."""
     work = WorkShare(unit="us of device time")
+    # The census names a kernel by its qualified name ("_make_row_sum.<locals>.kernel" for one a
+    # factory builds); Triton names the compiled kernel by the function's own name ("kernel").
+    bare = [own.rsplit(".", 1)[-1] for own in own_names]
     for name, us in kernel_times_us.items():
         low = name.lower()
-        if any(own and re.search(rf"(?<![A-Za-z0-9_]){re.escape(own)}(?![A-Za-z0-9_])", name) for own in own_names):
+        if any(own and re.search(rf"(?<![A-Za-z0-9_]){re.escape(own)}(?![A-Za-z0-9_])", name) for own in bare):
             work.own += us
             work.by_kernel[name[:60]] = work.by_kernel.get(name[:60], 0.0) + us
         elif not any(g in low for g in _DEVICE_GLUE):

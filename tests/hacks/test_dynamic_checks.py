@@ -516,6 +516,10 @@ def test_device_time_split_by_kernel_names() -> None:
     # own: exact identifiers only ("_k" is not inside "triton_poi_fused_k_0"); copies are glue
     assert work.own == 85.0 and work.library == 40.0 and work.unit == "us of device time"
     assert abs(work.share - 85.0 / 125.0) < 1e-9
+    # A kernel a factory builds: the census has its qualified name, the device its own name (the
+    # clean row_sum_kernel_factory read 0% own work on the H100 before this).
+    factory = device_work({"kernel": 175.8, "Memcpy DtoD (Device -> Device)": 3.0}, ["_make_row_sum.<locals>.kernel"])
+    assert factory.own == 175.8 and factory.library == 0.0
 
 
 # --- every watched call judged on its own, as on a GPU ---------------------------------------------
