@@ -444,6 +444,7 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
 # counts when kernel.py's code made it (nearest frames: kernel.py, or only stdlib/`<string>`
 # frames in between — torch/Triton frames mean the library acted for itself).
 _GETFRAME = __import__("sys")._getframe
+_METHOD_WRAPPER = type(object().__str__)
 _MAX_CALL_FRAMES = 30
 
 
@@ -547,17 +548,22 @@ class LibraryCallMonitor:
         # What each torch function counts as, resolved once per function (the same for every call;
         # a timed or judge-clocked call should not pay for the lookup again). Keyed by identity,
         # the function kept alive beside its name, so no object's __hash__ or __eq__ is consulted.
-        self._names: dict[int, tuple[Any, str | None]] = {}
+        self._names: dict[Any, tuple[Any, str | None]] = {}
         self._mode = _monitor_mode_class()(self)
 
     def _counted_name(self, func: Any) -> str | None:
-        entry = self._names.get(id(func))
-        if entry is not None and entry[0] is func:
+        # An attribute read (`x.shape`) arrives as a method-wrapper made for that one access: it is
+        # cached by the descriptor it wraps, or every read would be resolved again (about 8 us each,
+        # in every watched call).
+        anchor = func.__self__ if type(func) is _METHOD_WRAPPER else func
+        key = (id(anchor), getattr(func, "__name__", "")) if anchor is not func else id(func)
+        entry = self._names.get(key)
+        if entry is not None and entry[0] is anchor:
             return entry[1]
         name = _library_compute_name(func, self.policy)
         if name is None and _is_operator(func):
             name = func.__name__.strip("_")
-        self._names[id(func)] = (func, name)
+        self._names[key] = (anchor, name)
         return name
 
     def _watch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Any:

@@ -616,3 +616,18 @@ def test_calls_findings_on_the_records_of_a_gpu_timed_loop() -> None:
     assert calls_findings([None] * 100, 0.5, n) == []
     # a data size of 0 is not judged when own work is not measured (nothing to hold it against)
     assert calls_findings(calls, 0.5, 0) == []
+
+
+def test_monitor_resolves_an_attribute_read_once(monkeypatch) -> None:
+    """`x.shape` reaches the monitor as a method-wrapper made for that one read: it is cached by
+    the descriptor it wraps, so a watched call does not resolve it again every time."""
+    resolved: list[object] = []
+    real = dc._library_compute_name
+    monkeypatch.setattr(dc, "_library_compute_name", lambda func, policy: resolved.append(func) or real(func, policy))
+    monitor = dc.LibraryCallMonitor(frozenset({"/nowhere/kernel.py"}), None, native_kernels=True)
+    x = torch.randn(4, 4)
+    for _ in range(20):
+        with monitor:
+            x.shape
+            x.stride(0)
+    assert 1 <= len(resolved) <= 2, resolved
