@@ -254,7 +254,8 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
             "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
             "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
-            "judge_calls": timing.get("judge_calls"), "overhead_s": overhead_s(score),
+            "judge_calls": timing.get("judge_calls"), "judge_window_ms": timing.get("judge_window_ms"),
+            "overhead_s": overhead_s(score),
         }
         with lock:
             rows[suite.name].append(row)
@@ -304,6 +305,10 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     if ratios:
         lines.append(f"  judge bound / reported median over the {len(ratios)} bounded: min {ratios[0]:.2f} median "
                      f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
+    windows = sorted(r["judge_window_ms"] / r["kernel_ms"] for r in every if r.get("judge_window_ms") and r.get("kernel_ms"))
+    if windows:  # the window check's calibration on a GPU (judged on CPU only so far: scorer/judge/clock.py)
+        lines.append(f"  judge window / reported median over the {len(windows)} timed: min {windows[0]:.2f} median "
+                     f"{statistics.median(windows):.2f} max {windows[-1]:.2f}")
     lines.append(f"  all {len(every)} of {len(jobs)} scored in {pool_wall:.0f} s wall with {workers} at once; "
                  f"{sum(r['verdict'] == 'passed' for r in every)} passed; CPU busy {busy:.0%} of {os.cpu_count()} cores")
     lines.append(f"  stage sums (s): {_stage_sums(every)}")
