@@ -233,3 +233,26 @@ def test_trial_end_thaws_a_frozen_agent_and_leaves_no_files(lock_dir: Path) -> N
                 assert not list((lock_dir / freeze.AGENTS).iterdir())
 
     asyncio.run(main())
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("docker_ready")
+def test_commands_into_a_frozen_docker_agent_wait_for_the_thaw(lock_dir: Path) -> None:
+    """runc refuses an exec into a frozen container (exit 126, nothing run): a sweep read an agent's
+    kernel.py while another judge timed on its device and failed the trial. Commands and file reads
+    now wait for the thaw."""
+    async def main() -> None:
+        async with ticking_agent("docker", lock_dir, "agent-f") as (sb, reg):
+            await sb.write_file("kernel.py", "x = 1\n")
+            with freeze.exclusive(lock_dir, freeze.CPU_DEVICE) as report:
+                assert report.frozen == ["agent-f"] and freeze.is_frozen(reg.cgroup)
+                started = time.monotonic()
+                command = asyncio.ensure_future(sb.exec(["echo", "after the thaw"], timeout=30))
+                read = asyncio.ensure_future(sb.read_file("kernel.py"))
+                await asyncio.sleep(1.0)
+                assert not command.done() and not read.done()
+            result, data = await command, await read
+            assert result.exit_code == 0 and result.stdout.strip() == "after the thaw", result
+            assert data == b"x = 1\n" and time.monotonic() - started >= 1.0
+
+    asyncio.run(main())

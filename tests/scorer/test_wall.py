@@ -302,9 +302,10 @@ def test_behind_the_wall_the_worker_reads_its_own_threads_stacks(tmp_path: Path)
         t.start()
         time.sleep(0.05)
         origin = native_origin(str(t.native_id), ())
-        stop.set()
         with open(f"/proc/self/task/{t.native_id}/syscall", encoding="ascii") as fh:
-            fh.read()
+            fh.read()  # while the thread still lives
+        stop.set()
+        t.join()
         return {"uid": os.getuid(), "kind": origin.kind, "detail": origin.detail}
 
     result = _in_wall(tmp_path, probe)
