@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import docker
 import docker.errors
@@ -25,7 +25,6 @@ import docker.types
 from docker.utils.socket import STDERR, STDOUT, SocketError, frames_iter
 
 from kernelarena.logs import get_logger
-from scorer.gpu.freeze import MAX_LEASE_S, is_frozen
 from sandbox import docker_client as dc
 from sandbox.base import (
     HOST_SLACK_S,
@@ -58,14 +57,24 @@ MAX_TRANSFER_BYTES = 1 << 30
 _INIT = 'trap "kill -9 -1" USR1; trap "exit 0" TERM; while :; do sleep infinity & wait $!; done'
 _READ = 'test -e "$1" || exit 44; test -d "$1" && exit 45; exec cat -- "$1"'
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"'
-# An exec that a freeze refused (it may freeze between our check and the exec) is tried again.
-_FROZEN_TRIES = 3
+# A sweep's judge freezes an agent's container while it times on the agent's device
+# (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container (exit 126, nothing
+# run, "cannot exec in a paused container"): such an exec is tried again until the thaw. A freeze's lease ends within 600 s.
+_FROZEN_WAIT_S = 605.0
 
 
-def _refused_while_frozen(code: int, output_bytes: int) -> bool:
-    """runc's refusal to exec into a frozen container: exit 126 and not one byte of output (a
-    command that cannot be executed gets a message from `timeout`, which wraps every command)."""
-    return code == 126 and output_bytes == 0
+def _refused_while_frozen(code: int, output: str) -> bool:
+    """runc's refusal, which comes back as the command's output with exit 126."""
+    return code == 126 and "cannot exec in a paused container" in output[:400]
+
+
+def _thaw_waits() -> Iterator[float]:
+    """The pauses between tries while frozen: 20 ms growing to 0.5 s, for at most _FROZEN_WAIT_S."""
+    pause, waited = 0.02, 0.0
+    while waited < _FROZEN_WAIT_S:
+        yield pause
+        waited += pause
+        pause = min(0.5, pause * 1.5)
 
 
 _GPU_RUNTIME_HINTS = ("could not select device driver", "nvidia-container-cli", "unknown or invalid runtime name: nvidia")
@@ -311,19 +320,8 @@ class DockerSandbox(Sandbox):
             raise SandboxError("the sandbox is not running (never started, or already closed)")
         return self._client.api
 
-    def _wait_thawed(self) -> None:
-        """Until the container's cgroup is thawed: a sweep's judge freezes an agent's container
-        while it times on the agent's device (scorer/gpu/freeze.py), and runc refuses an exec into
-        a frozen container (exit 126, nothing run). A freeze's lease ends within MAX_LEASE_S."""
-        if self._freezer is None:
-            return
-        deadline = time.monotonic() + MAX_LEASE_S + 5.0
-        while is_frozen(self._freezer) and time.monotonic() < deadline:
-            time.sleep(0.02)
-
     def _new_exec(self, argv: list[str], env: dict[str, str] | None, cwd: str | None,
                   stdin: bytes | None = None) -> _Exec:
-        self._wait_thawed()
         api = self._api()
         try:
             job = _Exec(api, self._container_id, argv, env=env,  # type: ignore[arg-type]
@@ -340,12 +338,13 @@ class DockerSandbox(Sandbox):
     async def exec(self, cmd: list[str] | str, *, timeout: float = 60, cwd: str | None = None,
                    env: dict[str, str] | None = None,
                    on_stdout: Callable[[bytes], None] | None = None) -> ExecResult:
-        for _ in range(_FROZEN_TRIES):
+        waits = _thaw_waits()
+        while True:
             result = await self._exec_once(cmd, timeout=timeout, cwd=cwd, env=env, on_stdout=on_stdout)
-            if not _refused_while_frozen(result.exit_code, result.stdout_bytes + result.stderr_bytes):
-                break
-            await asyncio.to_thread(self._wait_thawed)
-        return result
+            pause = next(waits, None) if _refused_while_frozen(result.exit_code, result.stdout + result.stderr) else None
+            if pause is None:
+                return result
+            await asyncio.sleep(pause)
 
     async def _exec_once(self, cmd: list[str] | str, *, timeout: float, cwd: str | None,
                          env: dict[str, str] | None, on_stdout: Callable[[bytes], None] | None) -> ExecResult:
@@ -442,12 +441,13 @@ class DockerSandbox(Sandbox):
     async def _run_bytes(self, argv: list[str], *, timeout: float, stdin: bytes | None = None,
                          limit: int = MAX_TRANSFER_BYTES) -> tuple[int, bytes, str]:
         """A helper command of ours (not the user's): full stdout bytes, or SandboxError."""
-        for _ in range(_FROZEN_TRIES):
+        waits = _thaw_waits()
+        while True:
             code, data, err = await self._run_bytes_once(argv, timeout=timeout, stdin=stdin, limit=limit)
-            if not _refused_while_frozen(code, len(data) + len(err)):
-                break
-            await asyncio.to_thread(self._wait_thawed)
-        return code, data, err
+            pause = next(waits, None) if _refused_while_frozen(code, data[:400].decode(errors="replace") + err) else None
+            if pause is None:
+                return code, data, err
+            await asyncio.sleep(pause)
 
     async def _run_bytes_once(self, argv: list[str], *, timeout: float, stdin: bytes | None,
                               limit: int) -> tuple[int, bytes, str]:
