@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Awaitable, Callable, TypeVar
 
 import docker
 import docker.errors
@@ -61,6 +61,7 @@ _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"'
 # (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container (exit 126, nothing
 # run, "cannot exec in a paused container"): such an exec is tried again until the thaw. A freeze's lease ends within 600 s.
 _FROZEN_WAIT_S = 605.0
+_T = TypeVar("_T")
 
 
 def _refused_while_frozen(code: int, output: str) -> bool:
@@ -68,11 +69,15 @@ def _refused_while_frozen(code: int, output: str) -> bool:
     return code == 126 and "cannot exec in a paused container" in output[:400]
 
 
-def _thaw_waits() -> Iterator[float]:
-    """The pauses between tries while frozen: 20 ms growing to 0.5 s, for at most _FROZEN_WAIT_S."""
+async def _until_thawed(attempt: Callable[[], Awaitable[_T]], refused: Callable[[_T], bool]) -> _T:
+    """`attempt()` again, after pauses from 20 ms growing to 0.5 s, while a freeze refuses it (for
+    at most _FROZEN_WAIT_S); the last result otherwise."""
     pause, waited = 0.02, 0.0
-    while waited < _FROZEN_WAIT_S:
-        yield pause
+    while True:
+        result = await attempt()
+        if not refused(result) or waited >= _FROZEN_WAIT_S:
+            return result
+        await asyncio.sleep(pause)
         waited += pause
         pause = min(0.5, pause * 1.5)
 
@@ -338,13 +343,9 @@ class DockerSandbox(Sandbox):
     async def exec(self, cmd: list[str] | str, *, timeout: float = 60, cwd: str | None = None,
                    env: dict[str, str] | None = None,
                    on_stdout: Callable[[bytes], None] | None = None) -> ExecResult:
-        waits = _thaw_waits()
-        while True:
-            result = await self._exec_once(cmd, timeout=timeout, cwd=cwd, env=env, on_stdout=on_stdout)
-            pause = next(waits, None) if _refused_while_frozen(result.exit_code, result.stdout + result.stderr) else None
-            if pause is None:
-                return result
-            await asyncio.sleep(pause)
+        return await _until_thawed(
+            lambda: self._exec_once(cmd, timeout=timeout, cwd=cwd, env=env, on_stdout=on_stdout),
+            lambda r: _refused_while_frozen(r.exit_code, r.stdout + r.stderr))
 
     async def _exec_once(self, cmd: list[str] | str, *, timeout: float, cwd: str | None,
                          env: dict[str, str] | None, on_stdout: Callable[[bytes], None] | None) -> ExecResult:
@@ -441,13 +442,9 @@ class DockerSandbox(Sandbox):
     async def _run_bytes(self, argv: list[str], *, timeout: float, stdin: bytes | None = None,
                          limit: int = MAX_TRANSFER_BYTES) -> tuple[int, bytes, str]:
         """A helper command of ours (not the user's): full stdout bytes, or SandboxError."""
-        waits = _thaw_waits()
-        while True:
-            code, data, err = await self._run_bytes_once(argv, timeout=timeout, stdin=stdin, limit=limit)
-            pause = next(waits, None) if _refused_while_frozen(code, data[:400].decode(errors="replace") + err) else None
-            if pause is None:
-                return code, data, err
-            await asyncio.sleep(pause)
+        return await _until_thawed(
+            lambda: self._run_bytes_once(argv, timeout=timeout, stdin=stdin, limit=limit),
+            lambda r: _refused_while_frozen(r[0], r[1][:400].decode(errors="replace") + r[2]))
 
     async def _run_bytes_once(self, argv: list[str], *, timeout: float, stdin: bytes | None,
                               limit: int) -> tuple[int, bytes, str]:
