@@ -69,7 +69,7 @@ def _busy_ticks() -> int | None:
     return sum(fields[:8]) - idle
 
 
-def _process_table() -> dict[int, tuple[int, int]]:
+def process_table() -> dict[int, tuple[int, int]]:
     """pid -> (parent pid, CPU ticks of the process and its reaped children)."""
     table: dict[int, tuple[int, int]] = {}
     for name in os.listdir("/proc"):
@@ -109,7 +109,7 @@ def _own_ticks(table: dict[int, tuple[int, int]], tree: set[int]) -> dict[int, i
 
 
 # --- GPU ------------------------------------------------------------------------------------------
-def _nvml_handle(gpu_key: str | None) -> tuple[Any, Any, str]:
+def nvml_handle(gpu_key: str | None) -> tuple[Any, Any, str]:
     """(pynvml, device handle, "") or (None, None, why not)."""
     if not gpu_key:
         return None, None, "no GPU key"
@@ -129,7 +129,7 @@ def _nvml_handle(gpu_key: str | None) -> tuple[Any, Any, str]:
     return None, None, f"NVML knows no GPU {gpu_key}"
 
 
-def _own_pid_namespace_is_nvmls() -> bool:
+def pid_namespace_is_nvmls() -> bool:
     """NVML reports pids of the host's namespace; ours are comparable only in that one."""
     try:
         with open("/proc/self/status") as fh:
@@ -156,7 +156,7 @@ def _foreign_gpu(samples: list[Any], tree: set[int]) -> tuple[list[dict[str, Any
         entry["sm_pct"] = max(entry["sm_pct"], sm)
         entry["mem_pct"] = max(entry["mem_pct"], int(s.memUtil))
     computing = [e for e in busiest.values() if e["sm_pct"] >= GPU_FOREIGN_SM_PCT]
-    if _own_pid_namespace_is_nvmls():
+    if pid_namespace_is_nvmls():
         return [e for e in computing if e["pid"] not in tree], ""
     note = "judge in its own pid namespace: processes beyond the scoring's own two count as foreign"
     if len(computing) <= _OWN_GPU_PROCESSES:
@@ -168,16 +168,16 @@ def _foreign_gpu(samples: list[Any], tree: set[int]) -> tuple[list[dict[str, Any
 def watch(device_type: str, gpu_key: str | None = None) -> Iterator[Contention]:
     """Watches the block; the yielded record is filled in when it ends."""
     seen = Contention(device_type)
-    nvml, handle, why = _nvml_handle(gpu_key) if device_type == "cuda" else (None, None, "")
+    nvml, handle, why = nvml_handle(gpu_key) if device_type == "cuda" else (None, None, "")
     seen.gpu_note = why
-    start_table, busy0 = _process_table(), _busy_ticks()
+    start_table, busy0 = process_table(), _busy_ticks()
     start_own = _own_ticks(start_table, own_tree(start_table))
     since_us, t0 = int(time.time() * 1e6), time.monotonic()
     try:
         yield seen
     finally:
         seen.window_s = time.monotonic() - t0
-        table, busy1 = _process_table(), _busy_ticks()
+        table, busy1 = process_table(), _busy_ticks()
         tree = own_tree(table)
         if busy0 is not None and busy1 is not None and seen.window_s > 0:
             own = sum(max(0, t - start_own.get(pid, 0)) for pid, t in _own_ticks(table, tree).items())

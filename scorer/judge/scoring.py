@@ -31,10 +31,10 @@ from scorer.checks import native_audit
 from scorer.checks import static as static_checks
 from scorer.checks.rubric import rubric_findings
 from scorer.checks.catalog import Finding
-from scorer.errors import ScorerUserError
+from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
-from scorer.gpu import contention, freeze
+from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.judge.clock import BatchClock, clock_findings, window_findings, window_ms
 from scorer.options import ScoreOptions
@@ -208,6 +208,8 @@ class Judge:
         # workers of its next scorings then).
         self.after_start: Callable[[], None] | None = None
         self._native: NativeWatch | None = None
+        self._memory_note = ""
+        self._gpu_key: str | None = None
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -287,6 +289,7 @@ class Judge:
         except ReferenceUnfit as exc:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
+        self._gpu_key = ref.gpu_key()
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         self._check_wall(worker, score)
         if ref.gpu_key():
@@ -308,7 +311,7 @@ class Judge:
         self._record(score, outcome.findings + self._native_findings())
         score.correctness = outcome.result
         if outcome.failure:
-            score.error = outcome.failure
+            score.error = outcome.failure + self._memory_note
         if baseline is None or outcome.failure or score.hacks:
             return
         self._settle()
@@ -345,6 +348,23 @@ class Judge:
             with self._stage("settle"):
                 self.before_timing()
 
+    def _blame_memory(self, error: str) -> None:
+        """An out-of-memory of the kernel's on a GPU that other processes crowded is not the kernel's
+        verdict (scorer/gpu/crowding.py): ScorerBroken, and the sweep scores it again. Otherwise
+        what the device held is kept (`_memory_note`) for the error text."""
+        if self.device.type != "cuda" or not any(sign in error for sign in _OOM_SIGNS) or self._memory_note:
+            return
+        memory, why = crowding.read_device_memory(self._gpu_key)
+        if memory is None:
+            self._memory_note = f" (whose memory filled the device is unknown: {why})"
+            return
+        if crowding.crowded_out(memory, crowding.requested_bytes(error)):
+            raise ScorerBroken(f"the kernel ran out of device memory while other processes held more than the "
+                               f"{1 - crowding.USABLE_SHARE:.0%} of it this scoring leaves them ({memory.describe()}): "
+                               f"not the kernel's verdict; score it again with fewer scorings or programs on this GPU. "
+                               f"The error: {error.strip()[-300:]}")
+        self._memory_note = f" ({memory.describe()})"
+
     # --- kernel worker ----------------------------------------------------------------------
     def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,
              answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Any:
@@ -354,7 +374,10 @@ class Judge:
             except WorkerFailure as exc:
                 raise _failure_from_worker(exc, worker, stage) from None
         if not reply.header.get("ok"):
-            raise _failure_from_reply(reply.header, stage)
+            fail = _failure_from_reply(reply.header, stage)
+            self._blame_memory(fail.error)
+            fail.error += self._memory_note
+            raise fail
         self._note_worker_time(stage, reply.header)
         return reply
 
@@ -425,6 +448,8 @@ class Judge:
         reply = self._ask(worker, "correctness", request, None, self.options.correctness_s)
         with self._stage("checks"), _untrusted_reply("correctness"):
             calls = list(reply.header.get("calls", []))
+            for call in calls:
+                self._blame_memory(str(call.get("error") or ""))
             if isinstance(reply.header.get("gpu_lock_wait_s"), (int, float)):
                 self.durations["correctness_gpu_lock_wait_worker"] = float(reply.header["gpu_lock_wait_s"])
             shipped, payload = _shipped(reply)

@@ -15,7 +15,7 @@ import torch
 
 from scorer.tasks.load import as_output_list, make_inputs
 
-_USABLE_SHARE = 0.9  # the CUDA context, the allocator's rounding and the kernel's own scratch
+USABLE_SHARE = 0.9  # the CUDA context, the allocator's rounding and the kernel's own scratch
 MIN_SEEDS = 2  # the in-place refill trial needs a second input set
 
 
@@ -67,7 +67,7 @@ def seeds_that_fit(module: Any, init_seed: int, seeds: int, device: torch.device
 
 
 def choose_seeds(in_bytes: int, weights: int, out_bytes: int, seeds: int, total: int, fp64: bool) -> tuple[int, str | None]:
-    usable = _USABLE_SHARE * total
+    usable = USABLE_SHARE * total
     for n in range(seeds, MIN_SEEDS - 1, -1):
         if needed_bytes(in_bytes, weights, out_bytes, n, fp64) <= usable:
             return n, None

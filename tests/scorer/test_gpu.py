@@ -280,3 +280,50 @@ def test_a_real_triton_compile_lets_a_waiting_timer_in(tmp_path, monkeypatch) ->
         assert lock is not None and lock.held
         t.join(10)
     assert timer_in, "the timer did not get the GPU during the compile"
+
+
+_HOG = """
+import sys, time, torch
+free, total = torch.cuda.mem_get_info()
+hog = torch.empty(int(free - 0.12 * total), dtype=torch.uint8, device="cuda")
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_an_out_of_memory_on_a_crowded_gpu_is_not_the_kernels_verdict(demo: Suite, tmp_path) -> None:
+    """scorer/gpu/crowding.py on the device: another process holds all but 12% of the GPU. A
+    kernel whose scratch (a fifth of the device) would fit alone gets no verdict (ScorerBroken, the
+    sweep scores it again); one that asks for more than the whole device gets its runtime_error,
+    with what the device held written in the error."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pynvml")
+    from scorer.errors import ScorerBroken
+
+    total = torch.cuda.mem_get_info()[1]
+    solution = demo.tasks["swish"].solution
+    assert solution is not None
+
+    def kernel(scratch: int):
+        path = tmp_path / f"scratch_{scratch}.py"
+        path.write_text(solution.read_text() + (
+            "\n\n_Plain = ModelNew\n\n\nclass ModelNew(_Plain):\n    def forward(self, x):\n"
+            f"        scratch = torch.empty({scratch}, dtype=torch.uint8, device=x.device)\n"
+            "        return super().forward(x)\n"))
+        return path
+
+    hog = subprocess.Popen([sys.executable, "-c", _HOG], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert hog.stdout.readline().strip() == "ready"
+        options = ScoreOptions(device="cuda", repetitions=5, warmup=1)
+        with pytest.raises(ScorerBroken, match="not the kernel's verdict"):
+            score_kernel(demo, "swish", kernel(int(0.2 * total)), device="cuda", options=options)
+        score = score_kernel(demo, "swish", kernel(int(1.05 * total)), device="cuda", options=options)
+        assert score.verdict in ("runtime_error", "incorrect"), score.verdict
+        assert "held by" in (score.error or ""), score.error
+    finally:
+        hog.stdin.write("done\n")
+        hog.stdin.close()
+        hog.wait(timeout=60)
