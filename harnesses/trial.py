@@ -38,6 +38,7 @@ from kernelarena.logs import get_logger
 from sandbox.base import Sandbox, SandboxError
 from sandbox.config import Mount, SandboxConfig
 from sandbox.open import open_sandbox, resolve_backend
+from scorer.errors import SCORER_BROKE
 from scorer.gpu.freeze import ALL_DEVICES, CPU_DEVICE, FreezeServer
 from scorer.gpu.lock import LOCK_DIR_ENV
 from scorer.score import Score
@@ -401,34 +402,62 @@ async def _score(
     return score
 
 
+# A scorer that says it broke (exit 1, "scorer broke: ...") failed for a reason that is not the
+# kernel's: a GPU whose memory other processes crowded (scorer/gpu/crowding.py), a reference worker
+# slowed or stopped from outside. Scoring is cheap beside the agent's loop that made the kernel, so
+# the same kernel.py is scored again in a fresh sandbox after each of these waits.
+SCORER_RETRY_WAITS_S: tuple[float, ...] = (30.0, 120.0)
+
+
 async def score_in_sandbox(spec: TrialSpec, suite: Suite, task: Task, device: str, kernel: Path, transcript: Transcript) -> Score:
-    """Score in a FRESH sandbox holding only the suite's task files and kernel.py. A broken
-    scorer or sandbox becomes a runtime_error score with the reason, never a crash."""
+    """Score in a FRESH sandbox holding only the suite's task files and kernel.py. A scorer that
+    broke is tried again (SCORER_RETRY_WAITS_S); a broken scorer or sandbox still broken after
+    that becomes a runtime_error score with the reason, never a crash."""
+    waits = list(SCORER_RETRY_WAITS_S)
+    while True:
+        try:
+            return await _score_once(spec, suite, task, device, kernel, transcript)
+        except _ScorerBroke as exc:
+            if not waits:
+                return _scoring_failed(spec, suite, task, transcript, exc)
+            wait_s = waits.pop(0)
+            transcript.event("error", source="scorer", message=f"scoring failed: {exc}"[:4000], retry_in_s=wait_s)
+            log.warning("trial.scorer_broke_retrying", trial=spec.trial_id, wait_s=wait_s, error=str(exc)[:300])
+            await asyncio.sleep(wait_s)
+        except (SandboxError, _ScoringFailed, ValueError, TypeError, FileNotFoundError) as exc:
+            return _scoring_failed(spec, suite, task, transcript, exc)
+
+
+def _scoring_failed(spec: TrialSpec, suite: Suite, task: Task, transcript: Transcript, exc: Exception) -> Score:
+    message = f"scoring failed: {type(exc).__name__}: {exc}"
+    transcript.event("error", source="scorer", message=message)
+    log.warning("trial.scoring_failed", trial=spec.trial_id, error=message[:300])
+    return Score(suite=suite.name, task=task.id, verdict="runtime_error", error=message[:4000])
+
+
+async def _score_once(spec: TrialSpec, suite: Suite, task: Task, device: str, kernel: Path, transcript: Transcript) -> Score:
     # The scorer's payloads (inputs and outputs, GBs at full task size) pass through files in the
     # workspace, so its size (and the process backend's file-size limit) follows the memory limit.
     cfg = _sandbox_config(spec.sandbox, device, spec.trial_id, "scorer").model_copy(
         update={"memory": spec.score_memory, "workspace_size": spec.score_memory})
-    try:
-        async with open_sandbox(cfg) as sb:
-            transcript.event("harness_event", kind="sandbox_opened", role="scorer", workdir=sb.workdir, info=sb.info.to_dict())
-            await _stage_suite(sb, suite)
-            await sb.write_file(KERNEL_FILE, kernel.read_bytes())
-            result = await sb.exec(_score_command(spec, sb, suite, task, device), timeout=spec.score_timeout_s)
-            if result.exit_code != 0 or result.timed_out:
-                raise _ScoringFailed(
-                    f"scorer exited {result.exit_code}{' (timed out)' if result.timed_out else ''}: "
-                    f"{(result.stderr or result.stdout)[-2000:]}"
-                )
-            return Score.from_dict(json.loads(await sb.read_file(SCORE_FILE)))
-    except (SandboxError, _ScoringFailed, ValueError, TypeError, FileNotFoundError) as exc:
-        message = f"scoring failed: {type(exc).__name__}: {exc}"
-        transcript.event("error", source="scorer", message=message)
-        log.warning("trial.scoring_failed", trial=spec.trial_id, error=message[:300])
-        return Score(suite=suite.name, task=task.id, verdict="runtime_error", error=message[:4000])
+    async with open_sandbox(cfg) as sb:
+        transcript.event("harness_event", kind="sandbox_opened", role="scorer", workdir=sb.workdir, info=sb.info.to_dict())
+        await _stage_suite(sb, suite)
+        await sb.write_file(KERNEL_FILE, kernel.read_bytes())
+        result = await sb.exec(_score_command(spec, sb, suite, task, device), timeout=spec.score_timeout_s)
+        if result.exit_code != 0 or result.timed_out:
+            failed = _ScorerBroke if result.exit_code == 1 and not result.timed_out and SCORER_BROKE in result.stderr else _ScoringFailed
+            raise failed(f"scorer exited {result.exit_code}{' (timed out)' if result.timed_out else ''}: "
+                         f"{(result.stderr or result.stdout)[-2000:]}")
+        return Score.from_dict(json.loads(await sb.read_file(SCORE_FILE)))
 
 
 class _ScoringFailed(Exception):
     pass
+
+
+class _ScorerBroke(_ScoringFailed):
+    """The scorer's own exit 1 with SCORER_BROKE: its failure, not the kernel's."""
 
 
 def staged_suite_dir(suite: Suite) -> str:

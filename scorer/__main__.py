@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from scorer.errors import ScorerBroken, ScorerUserError
+from scorer.errors import SCORER_BROKE, ScorerBroken, ScorerUserError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ScorerBroken as exc:
-        print(f"scorer broke: {exc}", file=sys.stderr)
+        print(f"{SCORER_BROKE} {exc}", file=sys.stderr)
         return 1
     print(f"{score.task}: {score.verdict}")
     return 0

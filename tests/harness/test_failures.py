@@ -72,6 +72,66 @@ async def test_a_broken_scorer_is_a_runtime_error_outcome_not_a_crash(tmp_path: 
     assert json.loads((out / "score.json").read_text())["verdict"] == "runtime_error"
 
 
+_FLAKY_REFERENCE = """
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+MARKER = Path({marker!r})
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.device.type != "meta" and not MARKER.exists():
+            MARKER.touch() if {recovers} else None
+            raise RuntimeError("the reference failed (a scorer fault, not the kernel's)")
+        return x * torch.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 257)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _flaky_suite(root: Path, recovers: bool) -> Path:
+    root.mkdir()
+    (root / "suite.toml").write_text('name = "flaky"\ndescription = "a reference that fails"\ntargets = ["cpu"]\n'
+                                     '[tasks.swish]\nlevel = 1\ncategory = "elementwise"\ndtype = "float32"\n')
+    (root / "swish.py").write_text(_FLAKY_REFERENCE.format(marker=str(root / "failed_once"), recovers=recovers))
+    return root
+
+
+@pytest.mark.parametrize("recovers", [True, False])
+async def test_a_scorer_that_broke_scores_the_kernel_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           recovers: bool) -> None:
+    """`python -m scorer` exits 1 ("scorer broke:") when its reference fails: not the kernel's
+    verdict. The trial scores the same kernel.py again after a wait; only a scorer still broken
+    after every wait gives runtime_error, its reason recorded."""
+    from harnesses import trial as trial_module
+
+    monkeypatch.setattr(trial_module, "SCORER_RETRY_WAITS_S", (0.2, 0.2))
+    suite = _flaky_suite(tmp_path / "suite", recovers)
+    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    out = tmp_path / "trial"
+    outcome = await trial(out, f"replay:{script}", suite=str(suite), trial_id="flaky/swish/replay/0")
+    evs = assert_complete_transcript(out)
+    retried = [e["payload"] for e in evs if e["type"] == "error" and e["payload"].get("retry_in_s") is not None]
+    scorings = [e for e in evs if e["type"] == "harness_event" and e["payload"]["kind"] == "sandbox_opened"
+                and e["payload"]["role"] == "scorer"]
+    assert all("scorer broke: reference" in r["message"] for r in retried)
+    if recovers:
+        assert outcome.verdict == "passed", outcome.error
+        assert len(retried) == 1 and len(scorings) == 2
+    else:
+        assert outcome.verdict == "runtime_error" and "scorer broke: reference" in outcome.error
+        assert len(retried) == 2 and len(scorings) == 3
+
+
 class CrashingHarness(Harness):
     name = "crashing-test"
 
