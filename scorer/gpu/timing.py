@@ -103,7 +103,7 @@ class TimingRun:
     idle_drain_device_ms: list[float] | None = None
 
 
-class _Flusher:
+class Flusher:
     """Writes a buffer larger than the cache between repetitions so no rep starts warm."""
 
     def __init__(self, device: torch.device, enabled: bool) -> None:
@@ -138,7 +138,7 @@ def time_forward(
     outside the timed region; what it returns, unless None, is kept for that rep. `around`, if
     given, wraps every timed call (the kernel's: the library-call monitor watches each one, so no
     timed call differs from a watched one)."""
-    flush = _Flusher(device, plan.flush_l2)
+    flush = Flusher(device, plan.flush_l2)
     on_cuda = device.type == "cuda"
     sync = (lambda: clock.cuda_sync(device)) if on_cuda else (lambda: None)
     # Every event goes on the stream forward is called on, taken before forward first runs, and

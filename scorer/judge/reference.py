@@ -98,6 +98,7 @@ class ReferenceService:
         self.baseline: TimingFigures | None = None
         self.baseline_clock: BatchClock | None = None
         self.overhead_ms_per_call = 0.0
+        self.flush_ms = 0.0  # one cache flush between timed repetitions, measured beside the calibration
         self.rtt_ms = 0.0
         self._device_env: dict[str, Any] = {}
         self.durations: dict[str, float] = {}
@@ -216,7 +217,8 @@ class ReferenceService:
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
-            self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds))
+            setup = self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds)).header
+            self.flush_ms = float(setup.get("flush_ms") or 0.0) if self.suite.timing.flush_l2 else 0.0
             # The least of a few: a calibration slowed by another process would lower every bound.
             overhead_ms = min(self._timed(lambda: self.request("reference_batch", ReferenceBatch("regen"),
                                                                 timeout_s=timeout)) for _ in range(_CALIBRATIONS))

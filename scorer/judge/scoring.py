@@ -581,7 +581,7 @@ class Judge:
             # the reference worker's of its outputs; read once the judge's clock has stopped.
             findings = [Finding(**f) for f in reply.header.get("findings", [])]
             findings += [Finding(**f) for f in verdict.get("findings", [])]
-        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call), findings
+        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms), findings
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

@@ -112,6 +112,23 @@ def test_window_check_holds_the_reps_against_their_own_gaps() -> None:
     assert window_findings(loaded, gaps, clock, "cuda") == []  # recorded, not judged, on a GPU
 
 
+def test_window_check_takes_the_cache_flush_off_each_gap() -> None:
+    """An honest 0.2 ms C++ kernel on a loaded 2-core box: each repetition's gap held a 32 MiB
+    cache flush of 6-17 ms, which the calibration did not cover, and the window check read a
+    forged clock. The flush, measured by the reference worker, now comes off; a forged 1/8 clock
+    on calls longer than the flush is still caught."""
+    from scorer.judge.clock import window_findings, window_ms
+
+    bare = BatchClock(calls=8, total_ms=8 * 0.5 + 2, round_trip_ms=0.3, round_trips=2, overhead_ms_per_call=0.25)
+    flushed = BatchClock(**{**bare.__dict__, "flush_ms": 6.0})
+    honest, gaps = [0.2] * 100, [0.2 + 0.3 + 0.25 + 7.2] * 100  # the flush ran 1.2x slower than measured
+    assert window_findings(honest, gaps, bare, "cpu")  # the false verdict, without the flush
+    assert window_findings(honest, gaps, flushed, "cpu") == []
+    assert abs(window_ms(gaps, flushed) - 1.4) < 1e-9
+    forged, forged_gaps = [160.0 / 8] * 20, [160.0 + 0.3 + 0.25 + 6.0] * 20
+    assert window_findings(forged, forged_gaps, flushed, "cpu")
+
+
 def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
     import time
 
