@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import torch
 
 from scorer.checks.catalog import Finding
+from scorer.checks.modes import lingering_modes
 from scorer.checks.poison import PERTURB_BYTES
 
 _PLAIN_TENSOR = torch.Tensor
@@ -542,6 +543,7 @@ class LibraryCallMonitor:
         self._call_work: dict[str, int] = {}
         self._own_before = 0
         self.displaced = False  # set on exit: forward left the mode popped or buried
+        self.lingering: dict[str, str] = {}  # mode class -> "before"/"after" the first call it was seen around
         self.own = InterpreterWork()
         self.native_kernels = native_kernels
         self.stdlib = (os.path.dirname(os.__file__) + os.sep,)
@@ -595,9 +597,17 @@ class LibraryCallMonitor:
     def __enter__(self) -> "LibraryCallMonitor":
         self._call_work = {}
         self._own_before = self.own.elements
+        self._note_lingering("before")
         self._mode.__enter__()
         self.own.__enter__()
         return self
+
+    def _note_lingering(self, when: str) -> None:
+        """Modes active outside forward (scorer/checks/modes.py): kernel.py's code would run inside
+        the scorer's own operations on inputs and outputs."""
+        for name in lingering_modes((_monitor_mode_class(),)):
+            if name not in self.lingering:
+                self.lingering[name] = when
 
     def __exit__(self, *exc: Any) -> None:
         from torch.overrides import _get_current_function_mode_stack
@@ -610,6 +620,7 @@ class LibraryCallMonitor:
         self.displaced = self.displaced or displaced  # one monitor may watch several calls
         if not displaced:
             self._mode.__exit__(*exc)
+        self._note_lingering("after")
 
     def _share(self, library: dict[str, int], own: int) -> Any:
         from scorer.checks.work import WorkShare
@@ -662,6 +673,11 @@ class LibraryCallMonitor:
         if self.displaced:
             found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
                                  "popped or buried under another mode during forward and not restored"))
+        if self.lingering:
+            seen = ", ".join(f"{name} ({when} a call)" for name, when in self.lingering.items())
+            found.append(Finding("harness-introspection", f"torch mode(s) active outside forward: {seen}; every "
+                                 "operation the scorer does on inputs and outputs between calls (drawing, copying, "
+                                 "comparing, the cache flush) would run through kernel.py's code"))
         return found
 
 

@@ -40,6 +40,7 @@ from scorer.workers.protocol import (ReferenceAttach, ReferenceBatch, ReferenceB
 FP64_SEEDS = 1
 _SAMPLE_POSITIONS = 4096
 _FLUSH_SAMPLES = 5
+_DENSE_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 
 @dataclass
@@ -71,9 +72,24 @@ def _outputs_of(shared: dict[str, Any] | None, payload: Any, device: torch.devic
     try:
         if shared is not None:
             return {str(k): open_shared(v, device) for k, v in dict(shared).items()}
-        return {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in dict(payload or {}).items()}
+        outputs = {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in dict(payload or {}).items()}
     except _MALFORMED as exc:
         raise ShareError(f"malformed outputs from the kernel worker: {type(exc).__name__}: {exc}") from None
+    for name, value in outputs.items():
+        _dense_only(name, value)
+    return outputs
+
+
+def _dense_only(name: str, value: Any) -> None:
+    """A kernel's output is a dense tensor: a sparse or other layout (a red-team kernel had the
+    worker's own copy of its output come back sparse) would fail inside the comparison, as the
+    reference worker's fault, instead of as the kernel's."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _dense_only(name, item)
+    elif isinstance(value, torch.Tensor) and (value.layout != torch.strided or type(value) not in _DENSE_TYPES):
+        raise ShareError(f"output '{name}' is a {type(value).__name__} of layout {value.layout}: outputs must be "
+                         f"dense (strided) tensors")
 
 
 class Steps:
