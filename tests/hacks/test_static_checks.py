@@ -35,6 +35,9 @@ LIBRARY_CALLS = {
     "folded getattr": _forward('return getattr(torch, "mat" + "mul")(x, y)'),
     "computed getattr": _forward('name = "".join(reversed("lumtam"))\nreturn getattr(torch, name)(x, y)'),
     "matmul operator": _forward("return x @ y"),
+    # numpy on the task's data (a local that is no size), beside a size-only use that is glue
+    "numpy on a data local": _forward("n = x.shape[0]\na = x.cpu().numpy()\nreturn torch.from_numpy(np.exp(a)) * np.sqrt(n)",
+                                      "import numpy as np"),
     "tensor method": _forward("return x.sum(dim=-1, keepdim=True)"),
     # An own attribute holding a tensor: its methods are still tensor methods.
     "method of an own attribute": _forward("self.w = y\nreturn self.w.inner(x)"),
@@ -150,7 +153,7 @@ def _library_ops(body: str, policy: LibraryPolicy = LibraryPolicy()) -> list[str
 # What static analysis still rejects by itself: compute the run-time monitor cannot measure
 # (numpy, C++ ATen/cuBLAS, compilers) and the task's reference. Torch ops are resolved the same
 # way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
-STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "aten op", "scaled_mm", "compile",
+STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm", "compile",
                   "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
                   "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp"}
 
@@ -185,7 +188,10 @@ def test_torch_ops_are_not_static_findings() -> None:
 
 INTEGRITY = {
     "thread-injection": [
-        "import threading\n",
+        "import threading\nthreading.Thread(target=print).start()\n",
+        "from threading import Timer as T\nT(0.1, print).start()\n",
+        "import threading\ngetattr(threading, 'Th' + 'read')(target=print).start()\n",
+        "from threading import *\n",
         "from concurrent.futures import ThreadPoolExecutor\n",
         "import multiprocessing as mp\n",
         "import os\ndef f():\n    os.fork()\n",
@@ -282,6 +288,28 @@ def test_policy_allow_and_deny() -> None:
 
 
 HONEST = {
+    # Real agents' glue (a red-team run of honest styles, session 15): each was rejected by a name.
+    "numpy on sizes held in locals": _forward("""
+        lead = x.shape[:-1]
+        B, D = x.shape
+        rows = int(np.prod(lead)) if len(lead) else 1
+        scale = float(1.0 / np.sqrt(D))
+        return x.reshape(rows, -1) * scale""", "import numpy as np"),
+    "a lock around a config cache": _forward("""
+        with _LOCK:
+            cfg = _CACHE.setdefault(x.shape[-1], 128)
+        return x""", "import threading\n_LOCK = threading.Lock()\n_CACHE = {}\n_TLS = threading.local()"),
+    "compile switched off around a launch": _forward("""
+        if not torch.compiler.is_compiling():
+            return _launch(x)
+        return x""", "@torch.compiler.disable\ndef _launch(x):\n    return x\n@torch._dynamo.disable\ndef _other(x):\n    return x"),
+    "vars(self) in a repr": """
+class Config:
+    def __init__(self):
+        self.block = 128
+    def __repr__(self):
+        return ", ".join(f"{k}={v}" for k, v in vars(self).items())
+""",
     "demo style": """
 @triton.jit
 def _k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):

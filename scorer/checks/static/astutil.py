@@ -41,32 +41,81 @@ _SHAPE_ATTRS = frozenset({"shape", "ndim"})
 _SHAPE_METHODS = frozenset({"size", "stride", "numel", "dim", "element_size"})
 
 
-def _only_shape_metadata(call: ast.Call) -> bool:
-    """Every argument of the call is made of sizes: constants, `.shape`, `.size()`, `len(...)`."""
-    def sized(node: ast.AST) -> bool:
-        if isinstance(node, ast.Constant):
-            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) or node.value is None
-        if isinstance(node, ast.Attribute):
-            return node.attr in _SHAPE_ATTRS
-        if isinstance(node, ast.Subscript):
-            return sized(node.value)
-        if isinstance(node, ast.Call) and not node.keywords:
-            f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in _SHAPE_METHODS:
-                return all(sized(a) for a in node.args)
-            return isinstance(f, ast.Name) and f.id == "len"
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return all(sized(e) for e in node.elts)
-        if isinstance(node, ast.Starred):
-            return sized(node.value)
-        if isinstance(node, ast.BinOp):
-            return sized(node.left) and sized(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return sized(node.operand)
-        return False
+def _only_shape_metadata(call: ast.Call, sized_names: frozenset[str] = frozenset()) -> bool:
+    """Every argument of the call is made of sizes: constants, `.shape`, `.size()`, `len(...)`,
+    `int(...)`, and names the function only ever binds to such sizes (`sized_names`)."""
     args = list(call.args) + [k.value for k in call.keywords]
-    return bool(args) and all(sized(a) for a in args)
+    return bool(args) and all(_sized(a, sized_names) for a in args)
 
+
+def _sized(node: ast.AST, names: frozenset[str]) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) or node.value is None
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SHAPE_ATTRS
+    if isinstance(node, ast.Subscript):
+        return _sized(node.value, names)
+    if isinstance(node, ast.Call) and not node.keywords:
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _SHAPE_METHODS:
+            return all(_sized(a, names) for a in node.args)
+        if isinstance(f, ast.Name) and f.id in ("int", "float", "abs", "round", "min", "max"):
+            return all(_sized(a, names) for a in node.args)
+        return isinstance(f, ast.Name) and f.id == "len"
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_sized(e, names) for e in node.elts)
+    if isinstance(node, ast.Starred):
+        return _sized(node.value, names)
+    if isinstance(node, ast.BinOp):
+        return _sized(node.left, names) and _sized(node.right, names)
+    if isinstance(node, ast.UnaryOp):
+        return _sized(node.operand, names)
+    return False
+
+
+def sized_locals(fn: ast.AST) -> frozenset[str]:
+    """Local names that every binding in `fn` sets to a size (`lead = x.shape[:-1]`, `B, H, S, D =
+    q.shape`, `d = k.shape[-1]`): numpy's arithmetic on them is host work on sizes, not on the
+    task's data. A name bound anywhere to something else (a loop target, a tensor) is not one."""
+    bindings: dict[str, list[ast.AST | None]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind(target, node.value, bindings)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            _bind(node.target, node.value if isinstance(node, ast.AnnAssign) else None, bindings)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.comprehension)):
+            for target in _targets_of(node):
+                _bind(target, None, bindings)
+    sized: frozenset[str] = frozenset()
+    for _ in range(3):  # names defined from names defined from sizes
+        sized = frozenset(n for n, values in bindings.items()
+                          if all(v is not None and _sized(v, sized) for v in values))
+    return sized
+
+
+def _targets_of(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    if isinstance(node, ast.NamedExpr):
+        return [node.target]
+    return []
+
+
+def _bind(target: ast.AST, value: ast.AST | None, bindings: dict[str, list[ast.AST | None]]) -> None:
+    if isinstance(target, ast.Name):
+        bindings.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        # `B, H, S, D = q.shape`: each element of a size is a size; other unpackings are unknown.
+        part = value if value is not None and _sized(value, frozenset()) and not isinstance(value, (ast.Tuple, ast.List)) else None
+        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        for i, element in enumerate(target.elts):
+            _bind(element.value if isinstance(element, ast.Starred) else element,
+                  values[i] if values is not None else part, bindings)
 
 
 def _fold_str(node: ast.AST | None) -> str | None:

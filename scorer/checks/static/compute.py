@@ -6,7 +6,7 @@ import ast
 from typing import Iterable
 
 from scorer.checks.static.astutil import (
-    _Func, _fold_str, _handler_nodes, _only_shape_metadata, _walk_module_level, _walk_own,
+    _Func, _fold_str, _handler_nodes, _only_shape_metadata, _walk_module_level, _walk_own, sized_locals,
 )
 from scorer.checks.static.rules import (
     _FUNCTIONAL_GLUE, _HALF_METHODS, _HALF_NAMES, _NAME_CALLERS, _NUMPY_COMPUTE,
@@ -83,6 +83,7 @@ class ComputeScan:
     def scan_compute(self, fn: _Func, via: str) -> None:
         handler_nodes = _handler_nodes(fn.node)
         host_only = self.host_only(fn.node)
+        sizes = sized_locals(fn.node)
         for sub in _walk_own(fn.node):
             if sub in host_only:
                 continue
@@ -96,7 +97,7 @@ class ComputeScan:
                 callee = sub.func
                 hit = self.denied_ref(callee)
                 measured = _measured_at_run_time(hit) and _policy_verdict(hit or "", self.policy) is not True
-                if hit and hit.startswith("numpy.") and _only_shape_metadata(sub):
+                if hit and hit.startswith("numpy.") and _only_shape_metadata(sub, sizes):
                     hit = None  # np.prod(x.shape): host arithmetic on sizes, not the task's data
                 if hit is None and isinstance(callee, ast.Attribute) and self.resolve(callee) is None:
                     method = callee.attr

@@ -12,7 +12,7 @@ from scorer.checks.static.rules import (
     _FILE_METHODS, _INTROSPECTION_ATTRS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
     _INTROSPECTION_IMPORT_OK, _INTROSPECTION_MODULES, _MODE_STACK_SWITCHES, _PATCH_OK_PREFIXES,
     _STREAM_JOINS, _STREAM_JOIN_METHODS, _STREAM_SWITCHES, _SYS_MODULES, _THREAD_CALLS,
-    _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _TIMER_TARGETS,
+    _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _THREADING_SAFE, _TIMER_TARGETS,
 )
 
 
@@ -36,6 +36,8 @@ class IntegrityScan:
                 if sub.level:
                     self.add("harness-introspection", sub, f"from {'.' * sub.level}{sub.module or ''} import …",
                              "relative import reaches the scorer's or task's package")
+                elif sub.module == "threading" and any(a.name == "*" for a in sub.names):
+                    self.add("thread-injection", sub, "from threading import *", "threads/processes can do work outside the timed region")
                 elif sub.module:
                     self.judge_import(sub, sub.module)
             elif isinstance(sub, ast.Call):
@@ -56,6 +58,9 @@ class IntegrityScan:
                     and self.resolve(sub) in (_SYS_MODULES, "sys._getframe", "sys._current_frames"):
                 self.add("harness-introspection", sub, str(self.resolve(sub)),
                          "walks the interpreter's modules or frames (the scorer, the task)")
+            elif isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load) \
+                    and self.judge_threading(sub):
+                continue
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 if re.search(r"/proc/(self|\d+|thread-self)|/dev/(fd|mem)|\bscorer[/.](?:worker|judge|timing)", sub.value):
                     self.add("harness-introspection", sub, repr(sub.value[:60]),
@@ -63,8 +68,30 @@ class IntegrityScan:
             elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__"):
                 self.add("harness-introspection", sub, sub.id, "reaches the interpreter's module machinery")
 
+    def judge_threading(self, node: ast.Attribute | ast.Name) -> bool:
+        """`threading.<name>` other than a lock or a thread-local, or the module itself used as a
+        value (`getattr(threading, ...)`), is thread-injection. True where it was judged here."""
+        name = self.resolve(node)
+        if name == "threading":
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                return True  # judged as the attribute
+            self.add("thread-injection", node, "threading (the module as a value)",
+                     "threads/processes can do work outside the timed region")
+            return True
+        if name is not None and name.startswith("threading.") and isinstance(self.parents.get(node), ast.Attribute) \
+                and self.parents[node].value is node:
+            return True  # `threading.Lock.something`: the inner name is judged on its own
+        if name is not None and name.startswith("threading."):
+            if name.split(".")[1] not in _THREADING_SAFE:
+                self.add("thread-injection", node, name, "threads/processes can do work outside the timed region")
+            return True
+        return False
+
     def judge_import(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
+        if module == "threading":
+            return  # judged by the names used (judge_threading)
         if any(module == m or module.startswith(m + ".") for m in _THREAD_MODULES):
             self.add("thread-injection", node, f"import {module}",
                      "threads/processes can do work outside the timed region")
@@ -102,6 +129,9 @@ class IntegrityScan:
             target = _fold_str(call.args[0])
             if target:
                 self.judge_import(call, target)
+        if raw == "vars" and len(call.args) == 1 and isinstance(call.args[0], ast.Name) \
+                and call.args[0].id in ("self", "cls") and not self.locally_defined(raw):
+            return  # the kernel's own object's fields (a __repr__), as `self.__dict__` is
         if raw in _INTROSPECTION_BUILTINS and raw not in self.mod.aliases and not self.locally_defined(raw):
             self.add("harness-introspection", call, f"{raw}()",
                      "reads files or runs code hidden from static analysis")

@@ -34,6 +34,9 @@ _TORCH_GLUE_PREFIXES = (
     "torch.nn.Module", "torch.nn.Parameter", "torch.nn.parameter.", "torch.nn.Buffer",
     "torch.nn.ParameterList", "torch.nn.ParameterDict", "torch.nn.Identity", "torch.hip.",
     "torch.xpu.", "torch.mps.", "torch.random.", "torch.testing.", "torch.accelerator.",
+    # Keeping torch.compile away from a launch, or asking whether it runs: no work of the task's.
+    "torch.compiler.disable", "torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling",
+    "torch.compiler.is_exporting", "torch._dynamo.disable", "torch._dynamo.is_compiling",
 )
 # torch.nn.Module containers: compute only when they hold torch.nn compute modules.
 _NN_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"})
@@ -150,6 +153,11 @@ _THREAD_CALLS = frozenset({
     "signal.pthread_kill", "os.kill",
 })
 _THREAD_CALL_PREFIXES = ("os.exec", "os.spawn")
+# What of `threading` starts no thread: locks and thread-locals guard an honest kernel's caches.
+# Importing it is judged by the names used (anything else, or the module itself handed around, is
+# thread-injection); the run-time guard finds the threads a kernel's code starts however it did.
+_THREADING_SAFE = frozenset({"Lock", "RLock", "local", "Event", "Condition", "Semaphore", "BoundedSemaphore",
+                             "Barrier", "get_ident", "get_native_id", "current_thread", "main_thread"})
 _THREAD_METHODS = frozenset({"run_in_executor", "to_thread"})
 _FILE_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes", "tofile"})
 
