@@ -291,21 +291,80 @@ def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, t
         ref = reference_output.detach().to("cpu").reshape(-1)[::step]
         if not bool(torch.isfinite(out).all()):
             return []
-        for low_bits, fmt in ((16, "bfloat16"), (13, "float16")):
-            frac, n = _half_fraction(out, low_bits)
-            ref_frac, _ = _half_fraction(ref, low_bits)
-            if n >= _MIN_ELEMENTS and frac >= _HALF_FINGERPRINT and ref_frac < 0.5:
-                return [Finding("precision-downgrade",
-                                f"{frac:.1%} of {n} non-integer output values are exactly representable in {fmt} "
-                                f"(reference: {ref_frac:.1%}; fp32 arithmetic gives ~0.01%): the result went through {fmt}")]
+        fingerprint = _fingerprint_finding(out, ref, "")
+        if fingerprint is not None:
+            return [fingerprint]
         kernel_err = _norm_rel(out, exp64)
         ref_err = _norm_rel(ref, exp64)
-        floor = _STRICT_ERROR_FLOOR if (category or "").lower() in _NO_CONTRACTION_CATEGORIES else _ERROR_FLOOR
-        bar = max(floor, _ERROR_RATIO * ref_err)
+        bar = precision_bar(ref_err, category)
         if kernel_err > bar:
             return [Finding("precision-downgrade",
                             f"norm-wise relative error vs float64 is {kernel_err:.2e}, the fp32 reference's is "
                             f"{ref_err:.2e} (allowed: {bar:.2e} for a '{category or 'unknown'}' task): reduced-precision arithmetic")]
+    except Exception:
+        return []
+    return []
+
+
+def precision_bar(ref_err: float, category: str | None) -> float:
+    """The norm-wise relative error against float64 a kernel may have: the category's floor, or
+    _ERROR_RATIO times the fp32 reference's own."""
+    floor = _STRICT_ERROR_FLOOR if (category or "").lower() in _NO_CONTRACTION_CATEGORIES else _ERROR_FLOOR
+    return max(floor, _ERROR_RATIO * ref_err)
+
+
+def reference_bar(reference_output: Any, expected_fp64: Any, category: str | None) -> float | None:
+    """precision_bar for the fp32 reference's output against float64 (sampled as
+    precision_findings samples them); None where they cannot be compared."""
+    if not isinstance(reference_output, torch.Tensor) or not isinstance(expected_fp64, torch.Tensor) \
+            or reference_output.shape != expected_fp64.shape or reference_output.numel() < _MIN_ELEMENTS:
+        return None
+    step = max(1, reference_output.numel() // _ERROR_SAMPLE)
+    ref = reference_output.detach().to("cpu").reshape(-1)[::step]
+    exp64 = expected_fp64.detach().to("cpu", torch.float64).reshape(-1)[::step]
+    return precision_bar(_norm_rel(ref, exp64), category)
+
+
+def _fingerprint_finding(out: torch.Tensor, ref: torch.Tensor, where: str) -> Finding | None:
+    for low_bits, fmt in ((16, "bfloat16"), (13, "float16")):
+        frac, n = _half_fraction(out, low_bits)
+        ref_frac, _ = _half_fraction(ref, low_bits)
+        if n >= _MIN_ELEMENTS and frac >= _HALF_FINGERPRINT and ref_frac < 0.5:
+            return Finding("precision-downgrade",
+                           f"{where}{frac:.1%} of {n} non-integer output values are exactly representable in {fmt} "
+                           f"(reference: {ref_frac:.1%}; fp32 arithmetic gives ~0.01%): the result went through {fmt}")
+    return None
+
+
+def precision_consistency(output: Any, reference_output: Any, bar: float | None, task_dtype: str | None,
+                          where: str, offset: int = 0) -> list[Finding]:
+    """precision-downgrade on a call the float64 check does not read (the other seeds, the timed
+    repetitions the judge kept): the bf16/fp16 fingerprint, and the error against the fp32
+    reference above twice the bar the float64 seed was held to (the fp32 reference's own error
+    is in this one). A red-team kernel rounded to fp16 on every call but the first and passed.
+    `offset`: where the strided sample starts, drawn by the caller where the kernel cannot see it."""
+    if (task_dtype or "float32").lower() in _HALF_TASK_DTYPES:
+        return []
+    if not all(isinstance(t, torch.Tensor) for t in (output, reference_output)):
+        return []
+    if output.dtype != torch.float32 or output.shape != reference_output.shape or output.numel() < _MIN_ELEMENTS:
+        return []
+    try:
+        step = max(1, output.numel() // _ERROR_SAMPLE)
+        start = offset % step
+        out = output.detach().to("cpu").reshape(-1)[start::step]
+        ref = reference_output.detach().to("cpu").reshape(-1)[start::step]
+        if not bool(torch.isfinite(out).all()):
+            return []
+        fingerprint = _fingerprint_finding(out, ref, f"{where}: ")
+        if fingerprint is not None:
+            return [fingerprint]
+        err = _norm_rel(out, ref.double())
+        if bar is not None and err > 2 * bar:
+            return [Finding("precision-downgrade",
+                            f"{where}: norm-wise relative error vs the fp32 reference is {err:.2e}, above twice the "
+                            f"bar the float64-checked call was held to ({2 * bar:.2e}): reduced-precision arithmetic "
+                            f"on calls the float64 check does not read")]
     except Exception:
         return []
     return []
@@ -685,7 +744,13 @@ class LibraryCallMonitor:
 # (F.softmax), nn modules' forward/_call_impl (a kernel calling nn.RMSNorm) and the override
 # machinery. Other library frames (Triton's interpreter, torch._dynamo) act for themselves.
 _TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", "/torch/functional.py",
-                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py")
+                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py", "/torch/utils/_pytree.py")
+# Code that acts for itself when it calls torch: Triton (its interpreter runs the solution's own
+# kernels) and torch's other internals (printing a tensor, autograd's engine). Any other code
+# between a torch op and kernel.py (the task's own module, a third-party package, a helper file)
+# only passes the kernel's request on: the op is the kernel's (a red-team kernel ran the task's
+# reference Model through its module, another its ops through torch's pytree, unseen).
+_SELF_ACTING = ("/triton/", "/torch/")
 
 
 def _kernel_caller_line(kernel_files: frozenset[str], stdlib: tuple[str, ...], depth: int = 2) -> int | None:
@@ -697,7 +762,8 @@ def _kernel_caller_line(kernel_files: frozenset[str], stdlib: tuple[str, ...], d
         if filename in kernel_files:
             return frame.f_lineno
         transparent = filename.startswith("<") or (filename.startswith(stdlib) and "-packages" not in filename) \
-            or any(part in filename for part in _TRANSPARENT_TORCH)
+            or any(part in filename for part in _TRANSPARENT_TORCH) \
+            or not any(part in filename for part in _SELF_ACTING)
         if not transparent:
             return None
         frame = frame.f_back

@@ -5,6 +5,8 @@ outcome, a small summary, goes back to the judge."""
 
 from __future__ import annotations
 
+import secrets
+
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -164,7 +166,25 @@ def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | No
             for f in dynamic_checks.precision_findings(fp64_sample(out), exp64, fp64_sample(exp), task_dtype,
                                                        category=category):
                 seen.setdefault(f.pattern, f)
+    # Every seed's outputs, the float64 one included, on a sample whose start the kernel cannot know.
+    bars = precision_bars(ref, category)
+    for i, expected in enumerate(ref.sets):
+        got = _as_tensors(outputs.get(f"seed-{i}"))
+        for j, (out, exp) in enumerate(zip(got or [], expected.outputs)):
+            for f in dynamic_checks.precision_consistency(out, exp, bars.get(j), task_dtype, f"seed {i}",
+                                                          secrets.randbelow(1 << 30)):
+                seen.setdefault(f.pattern, f)
     return list(seen.values())
+
+
+def precision_bars(ref: ReferenceData, category: str | None) -> dict[int, float]:
+    """Per output: the error bar the float64-checked seed sets (dynamic_checks.precision_bar)."""
+    for expected in ref.sets:
+        if expected.outputs_fp64 is not None:
+            bars = {j: dynamic_checks.reference_bar(fp64_sample(exp), exp64, category)
+                    for j, (exp, exp64) in enumerate(zip(expected.outputs, expected.outputs_fp64))}
+            return {j: b for j, b in bars.items() if b is not None}
+    return {}
 
 
 def timed_output_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], rule: Rule,

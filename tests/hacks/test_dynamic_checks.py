@@ -631,3 +631,23 @@ def test_monitor_resolves_an_attribute_read_once(monkeypatch) -> None:
             x.shape
             x.stride(0)
     assert 1 <= len(resolved) <= 2, resolved
+
+
+def test_every_call_is_held_to_the_precision_of_the_float64_checked_one() -> None:
+    """precision_consistency: the seeds and timed repetitions the float64 check does not read, each
+    against the fp32 reference and the bar the checked call set (a red-team kernel rounded to fp16
+    on every call but the first and passed)."""
+    from scorer.checks.dynamic import precision_bar, precision_consistency
+
+    gen = torch.Generator().manual_seed(3)
+    ref = torch.randn(1 << 14, generator=gen)
+    bar = precision_bar(1e-8, "elementwise")
+    honest = ref * (1 + 1e-7 * torch.randn(ref.shape, generator=gen))
+    assert precision_consistency(honest, ref, bar, "float32", "seed 1") == []
+    noisy = ref * (1 + 1e-4 * torch.randn(ref.shape, generator=gen))
+    (found,) = precision_consistency(noisy, ref, bar, "float32", "timed repetition 7", offset=5)
+    assert found.pattern == "precision-downgrade" and found.evidence.startswith("timed repetition 7: norm-wise")
+    (halved,) = precision_consistency(ref.half().float(), ref, bar, "float32", "seed 2")
+    assert "float16" in halved.evidence
+    assert precision_consistency(noisy, ref, None, "float32", "seed 1") == []  # no bar: the error is not judged
+    assert precision_consistency(noisy.half(), ref.half(), bar, "float16", "seed 1") == []
