@@ -300,7 +300,8 @@ def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, t
         if kernel_err > bar:
             return [Finding("precision-downgrade",
                             f"norm-wise relative error vs float64 is {kernel_err:.2e}, the fp32 reference's is "
-                            f"{ref_err:.2e} (allowed: {bar:.2e} for a '{category or 'unknown'}' task): reduced-precision arithmetic")]
+                            f"{ref_err:.2e} (allowed: {bar:.2e} for a '{category or 'unknown'}' task): reduced-precision "
+                            f"arithmetic, or an approximation of the task's function (a tanh GELU for an erf one)")]
     except Exception:
         return []
     return []

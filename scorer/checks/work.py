@@ -64,9 +64,16 @@ def _tensors(obj: Any) -> list[torch.Tensor]:
 def op_work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any) -> int:
     """Floating-point operations an op does, approximately: a contraction its multiply-adds, any
     other op one per element of its largest floating-point operand or result (an elementwise op
-    per output, a reduction per input). 0 when no floating-point tensor is involved (index glue)."""
+    per output, a reduction per input). 0 when no floating-point tensor is involved (index glue)
+    or every result is boolean (a check or a mask)."""
+    results = _tensors(out)
+    if results and all(torch.Tensor.dtype.__get__(t) is torch.bool for t in results):
+        # A comparison, a finiteness check, a mask: it can steer the answer but not compute it,
+        # and the floating-point op that uses it is counted (a transpose that first checked
+        # `torch.isfinite(x).all()` read as 0% own work).
+        return 0
     ins = [t for t in _tensors(args) + _tensors(kwargs or {}) if _floating(t)]
-    outs = [t for t in _tensors(out) if _floating(t)]
+    outs = [t for t in results if _floating(t)]
     if not ins and not outs:
         return 0
     short = name.rsplit(".", 1)[-1]
@@ -136,7 +143,7 @@ def share_findings(work: WorkShare, threshold: float, data_elements: int = 0) ->
     return [Finding("baseline-library-call",
                     f"the solution's own kernels did {work.share:.1%} of forward's work "
                     f"(threshold {threshold:.0%}, suite [policy] own_work_share): own {_fmt(work.own)} "
-                    f"{work.unit} ({kernels or 'none launched'}), library {_fmt(work.library)} ({ops}); "
+                    f"{work.unit} ({kernels or 'none counted'}), library {_fmt(work.library)} ({ops}); "
                     f"write the library's part as a kernel")]
 
 

@@ -386,6 +386,10 @@ def row_offsets(x):
 def index_mask(x):
     pos = torch.arange(x.shape[1])
     return (pos[:, None] >= pos[None, :]) & (pos[None, :] % 2 == 0)
+def finite_check(x):
+    if not torch.isfinite(x).all() or bool((x != x).any()):
+        raise ValueError("non-finite input")
+    return x.t().contiguous()
 def glue_only(x):
     y = torch.empty_like(x.contiguous()).reshape(-1)
     z = y.view(x.shape)
@@ -430,6 +434,7 @@ def test_monitor_counts_no_work_for_glue(monitored) -> None:
         module.glue_only(torch.randn(4, 8))
         module.row_offsets_int(torch.randn(4, 8))
         module.index_mask(torch.randn(64, 128))  # integer and boolean arithmetic as large as the data
+        module.finite_check(torch.randn(64, 128))  # a check on the float data: boolean results only
     assert monitor.work == {} and monitor.findings() == []
 
 

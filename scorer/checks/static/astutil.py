@@ -152,8 +152,24 @@ def _fold_str(node: ast.AST | None) -> str | None:
 
 
 def _is_main_guard(node: ast.If) -> bool:
+    """`if __name__ == "__main__":` exactly (either side): its body never runs under the scorer.
+    Any other test on `__name__` (`!=`, `in`) guards code that does run there."""
     t = node.test
-    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)):
+        return False
+    sides = (t.left, t.comparators[0])
+    return any(isinstance(a, ast.Name) and a.id == "__name__" for a in sides) and \
+        any(isinstance(b, ast.Constant) and b.value == "__main__" for b in sides)
+
+
+def main_guard_nodes(tree: ast.Module) -> set[ast.AST]:
+    """Every node inside the body of a top-level `if __name__ == "__main__":` (not its else)."""
+    inside: set[ast.AST] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and _is_main_guard(stmt):
+            for part in stmt.body:
+                inside.update(ast.walk(part))
+    return inside
 
 
 def _sub_bodies(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
@@ -193,7 +209,10 @@ def _walk_own(root: ast.AST) -> Iterator[ast.AST]:
 def _walk_module_level(tree: ast.Module) -> Iterator[ast.AST]:
     """Module and class-body code (including decorators and default arguments), skipping
     function bodies, lambdas and the `if __name__ == "__main__"` block."""
-    stack: list[ast.AST] = [s for s in tree.body if not (isinstance(s, ast.If) and _is_main_guard(s))]
+    stack: list[ast.AST] = []
+    for s in tree.body:
+        # The main block's else runs at import; its body never does.
+        stack.extend(s.orelse if isinstance(s, ast.If) and _is_main_guard(s) else [s])
     while stack:
         node = stack.pop()
         yield node

@@ -6,7 +6,7 @@ import ast
 import re
 
 from scorer.checks.static.astutil import (
-    _Func, _flatten_targets, _fold_str, _walk_own,
+    _Func, _flatten_targets, _fold_str, _walk_own, main_guard_nodes,
 )
 from scorer.checks.static.rules import (
     _FILE_METHODS, _INTROSPECTION_ATTRS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
@@ -22,7 +22,10 @@ class IntegrityScan:
     # --- integrity: threads, patching, introspection ------------------------------------------------
 
     def scan_integrity(self) -> None:
+        never_runs = main_guard_nodes(self.tree)  # a self-test ending in sys.exit() is the file's own affair
         for sub in ast.walk(self.tree):
+            if sub in never_runs:
+                continue
             switch = (sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name)
                       else sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None)
             if switch in _MODE_STACK_SWITCHES:
