@@ -463,8 +463,11 @@ class Judge:
             with hold_gpu(ref.gpu_key(), shared=True):
                 self._ask(worker, "release", KernelRelease(), None, self.options.correctness_s)
             if h.get("unreadable"):
+                # The kernel worker's own findings stand: what made the outputs unreadable may be one.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
-                                          f"the kernel's outputs could not be read: {h['unreadable']}")
+                                          f"the kernel's outputs could not be read: {h['unreadable']}",
+                                          [Finding(**f) for c in calls for f in c.get("findings", [])]
+                                          + [Finding(**f) for f in reply.header.get("findings", [])])
             outcome = CorrectnessOutcome.from_dict(h["outcome"])
             outcome.findings += [Finding(**f) for f in reply.header.get("findings", [])]
             digests = list(reply.header.get("input_digests", []))
