@@ -42,9 +42,9 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
     """An alternative protocol, kept apart from scorer.gpu.timing so the scorer's code stays one path."""
     import torch
 
-    from scorer.gpu.timing import MIN_WARMUP_S, _Flusher
+    from scorer.gpu.timing import MIN_WARMUP_S, Flusher
 
-    flush = _Flusher(device, True)
+    flush = Flusher(device, True)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     t_end = time.perf_counter() + (MIN_WARMUP_S if device.type == "cuda" else 0.0)
     i = 0
