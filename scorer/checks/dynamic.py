@@ -285,10 +285,7 @@ def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, t
     try:
         # An evenly strided sample keeps the judge's cost flat for 100M-element outputs; norm-wise
         # error and the fingerprint share are statistics, which a 1M sample estimates well.
-        step = max(1, output.numel() // _ERROR_SAMPLE)
-        out = output.detach().to("cpu").reshape(-1)[::step]
-        exp64 = expected_fp64.detach().to("cpu", torch.float64).reshape(-1)[::step]
-        ref = reference_output.detach().to("cpu").reshape(-1)[::step]
+        out, ref, exp64 = _error_sample(output, reference_output, expected_fp64.double())
         if not bool(torch.isfinite(out).all()):
             return []
         fingerprint = _fingerprint_finding(out, ref, "")
@@ -307,6 +304,13 @@ def precision_findings(output: Any, expected_fp64: Any, reference_output: Any, t
     return []
 
 
+def _error_sample(*tensors: torch.Tensor, offset: int = 0) -> list[torch.Tensor]:
+    """The same evenly strided sample of each (at most about _ERROR_SAMPLE elements, from `offset`
+    within the first stride), on the host."""
+    step = max(1, tensors[0].numel() // _ERROR_SAMPLE)
+    return [t.detach().to("cpu").reshape(-1)[offset % step::step] for t in tensors]
+
+
 def precision_bar(ref_err: float, category: str | None) -> float:
     """The norm-wise relative error against float64 a kernel may have: the category's floor, or
     _ERROR_RATIO times the fp32 reference's own."""
@@ -320,9 +324,7 @@ def reference_bar(reference_output: Any, expected_fp64: Any, category: str | Non
     if not isinstance(reference_output, torch.Tensor) or not isinstance(expected_fp64, torch.Tensor) \
             or reference_output.shape != expected_fp64.shape or reference_output.numel() < _MIN_ELEMENTS:
         return None
-    step = max(1, reference_output.numel() // _ERROR_SAMPLE)
-    ref = reference_output.detach().to("cpu").reshape(-1)[::step]
-    exp64 = expected_fp64.detach().to("cpu", torch.float64).reshape(-1)[::step]
+    ref, exp64 = _error_sample(reference_output, expected_fp64.double())
     return precision_bar(_norm_rel(ref, exp64), category)
 
 
@@ -351,10 +353,7 @@ def precision_consistency(output: Any, reference_output: Any, bar: float | None,
     if output.dtype != torch.float32 or output.shape != reference_output.shape or output.numel() < _MIN_ELEMENTS:
         return []
     try:
-        step = max(1, output.numel() // _ERROR_SAMPLE)
-        start = offset % step
-        out = output.detach().to("cpu").reshape(-1)[start::step]
-        ref = reference_output.detach().to("cpu").reshape(-1)[start::step]
+        out, ref = _error_sample(output, reference_output, offset=offset)
         if not bool(torch.isfinite(out).all()):
             return []
         fingerprint = _fingerprint_finding(out, ref, f"{where}: ")
@@ -502,8 +501,8 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
 # Static analysis cannot see a method name computed at run time (`getattr(y, name)()`), eval'd
 # strings or C-level indirection (functools.partial, operator.methodcaller). A TorchFunctionMode
 # around one forward sees every torch function and Tensor method however it was reached; a call
-# counts when kernel.py's code made it (nearest frames: kernel.py, or only stdlib/`<string>`
-# frames in between — torch/Triton frames mean the library acted for itself).
+# counts when kernel.py's code made it (the walk up from the op reaches kernel.py through code that
+# only passes the call on; see _SELF_ACTING).
 _GETFRAME = __import__("sys")._getframe
 _METHOD_WRAPPER = type(object().__str__)
 _MAX_CALL_FRAMES = 30
@@ -590,8 +589,6 @@ class LibraryCallMonitor:
     def __init__(self, kernel_files: frozenset[str], policy: Any = None, native_kernels: bool = False) -> None:
         """`native_kernels`: the solution's kernels are C++/CUDA (load_inline), whose work the
         interpreter cannot count."""
-        import os
-
         from scorer.checks.work import InterpreterWork
 
         self.kernel_files = kernel_files
@@ -606,7 +603,6 @@ class LibraryCallMonitor:
         self.lingering: dict[str, str] = {}  # mode class -> "before"/"after" the first call it was seen around
         self.own = InterpreterWork()
         self.native_kernels = native_kernels
-        self.stdlib = (os.path.dirname(os.__file__) + os.sep,)
         # What each torch function counts as, resolved once per function (the same for every call;
         # a timed or judge-clocked call should not pay for the lookup again). Keyed by identity,
         # the function kept alive beside its name, so no object's __hash__ or __eq__ is consulted.
@@ -635,7 +631,7 @@ class LibraryCallMonitor:
             name = self._counted_name(func)
             if name is not None:
                 # Three frames up: past this method and the mode's __torch_function__.
-                line = _kernel_caller_line(self.kernel_files, self.stdlib, depth=3)
+                line = _kernel_caller_line(self.kernel_files, depth=3)
                 if line is not None:
                     key = f"{name} (kernel.py:{line})"
         except Exception:
@@ -754,7 +750,7 @@ _TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", 
 _SELF_ACTING = ("/triton/", "/torch/")
 
 
-def _kernel_caller_line(kernel_files: frozenset[str], stdlib: tuple[str, ...], depth: int = 2) -> int | None:
+def _kernel_caller_line(kernel_files: frozenset[str], depth: int = 2) -> int | None:
     frame = _GETFRAME(depth)
     for _ in range(_MAX_CALL_FRAMES):
         if frame is None:
@@ -762,8 +758,8 @@ def _kernel_caller_line(kernel_files: frozenset[str], stdlib: tuple[str, ...], d
         filename = frame.f_code.co_filename
         if filename in kernel_files:
             return frame.f_lineno
-        transparent = filename.startswith("<") or (filename.startswith(stdlib) and "-packages" not in filename) \
-            or any(part in filename for part in _TRANSPARENT_TORCH) \
+        # The standard library and `<string>` code are neither torch nor Triton: they pass calls on.
+        transparent = any(part in filename for part in _TRANSPARENT_TORCH) \
             or not any(part in filename for part in _SELF_ACTING)
         if not transparent:
             return None

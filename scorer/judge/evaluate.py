@@ -6,7 +6,6 @@ outcome, a small summary, goes back to the judge."""
 from __future__ import annotations
 
 import secrets
-
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -185,6 +184,19 @@ def precision_bars(ref: ReferenceData, category: str | None) -> dict[int, float]
                     for j, (exp, exp64) in enumerate(zip(expected.outputs, expected.outputs_fp64))}
             return {j: b for j, b in bars.items() if b is not None}
     return {}
+
+
+def timed_precision_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], bars: dict[int, float],
+                             task_dtype: str | None) -> list[Finding]:
+    """The kept timed outputs held to the precision of the float64-checked correctness call: a
+    kernel precise while checked and rounding once timed is precision-downgrade."""
+    for rep, outputs in sorted(kept.items()):
+        for j, (out, exp) in enumerate(zip(_as_tensors(outputs) or [], expected.get(rep, []))):
+            found = dynamic_checks.precision_consistency(out, exp, bars.get(j), task_dtype, f"timed repetition {rep}",
+                                                         secrets.randbelow(1 << 30))
+            if found:
+                return found
+    return []
 
 
 def timed_output_findings(kept: dict[int, Any], expected: dict[int, list[torch.Tensor]], rule: Rule,

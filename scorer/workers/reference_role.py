@@ -11,7 +11,6 @@ cross a process boundary and no reference output ever reaches the kernel's proce
 from __future__ import annotations
 
 import copy
-import secrets
 import signal
 import time
 from dataclasses import dataclass, field
@@ -28,9 +27,8 @@ from scorer.tasks.suites import IndexOutput
 from scorer.gpu.gate import make_gate
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment
-from scorer.checks.dynamic import precision_consistency
 from scorer.judge.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
-                                  timed_output_findings)
+                                  timed_output_findings, timed_precision_findings)
 from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
 from scorer.gpu.lock import waited_s
 from scorer.workers.memory import seeds_that_fit, tensor_bytes
@@ -290,23 +288,12 @@ class ReferenceRole:
         try:
             kept = {int(k.removeprefix("rep-")): v for k, v in outputs.items()}
             findings = timed_output_findings(kept, self.timed_expected, self.rule, self._timed_inputs)
-            findings = findings or self._timed_precision(kept)
+            findings = findings or timed_precision_findings(
+                kept, self.timed_expected, precision_bars(self._reference_data(), self.task.get("category")),
+                self.task.get("dtype"))
         except _MALFORMED as exc:
             findings = [Finding("caching-memoization", f"timed outputs malformed: {type(exc).__name__}: {exc}")]
         return {"ok": True, "findings": [f.to_dict() for f in findings]}, None
-
-    def _timed_precision(self, kept: dict[int, Any]) -> list[Finding]:
-        """The kept timed outputs held to the precision of the float64-checked correctness call: a
-        kernel precise while checked and rounding once timed is precision-downgrade "while timed"."""
-        bars = precision_bars(self._reference_data(), self.task.get("category"))
-        for rep, outputs in sorted(kept.items()):
-            tensors = outputs if isinstance(outputs, list) else [outputs]
-            for j, (out, exp) in enumerate(zip(tensors, self.timed_expected.get(rep, []))):
-                found = precision_consistency(out, exp, bars.get(j), self.task.get("dtype"),
-                                              f"timed repetition {rep}", secrets.randbelow(1 << 30))
-                if found:
-                    return found
-        return []
 
     # --- timing ----------------------------------------------------------------------------
     def _timed_inputs(self, rep: int) -> list[Any]:

@@ -75,21 +75,15 @@ class IntegrityScan:
         """`threading.<name>` other than a lock or a thread-local, or the module itself used as a
         value (`getattr(threading, ...)`), is thread-injection. True where it was judged here."""
         name = self.resolve(node)
-        if name == "threading":
-            parent = self.parents.get(node)
-            if isinstance(parent, ast.Attribute) and parent.value is node:
-                return True  # judged as the attribute
-            self.add("thread-injection", node, "threading (the module as a value)",
+        if name is None or name.split(".")[0] != "threading":
+            return False
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return True  # `threading.X` inside `threading.X.y`: the outer attribute is judged
+        if name == "threading" or name.split(".")[1] not in _THREADING_SAFE:
+            self.add("thread-injection", node, "threading (the module as a value)" if name == "threading" else name,
                      "threads/processes can do work outside the timed region")
-            return True
-        if name is not None and name.startswith("threading.") and isinstance(self.parents.get(node), ast.Attribute) \
-                and self.parents[node].value is node:
-            return True  # `threading.Lock.something`: the inner name is judged on its own
-        if name is not None and name.startswith("threading."):
-            if name.split(".")[1] not in _THREADING_SAFE:
-                self.add("thread-injection", node, name, "threads/processes can do work outside the timed region")
-            return True
-        return False
+        return True
 
     def judge_import(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
