@@ -64,17 +64,37 @@ def _process_identity(pid: int) -> str:
     return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
 
 
+def _owner_record(owner: str, tag: str, cgroup: cgroups.Cgroup | None) -> str:
+    """Line 1: the owner's identity; line 2: the tag in its commands' environment; then the
+    sandbox's cgroup folders: what a dead owner's strays are found by."""
+    folders = sorted({f"cgroup{cgroup.version} {d}" for d in cgroup.dirs.values()}) if cgroup else []
+    return "\n".join([owner, f"{SANDBOX_TAG}={tag}", *folders]) + "\n"
+
+
+def _end_strays(lines: list[str]) -> None:
+    """Kill what a dead owner's commands left running: a command that outlived its SIGKILLed
+    owner wrote into the workdir again after it was removed (CI's /tmp kept such remains)."""
+    if len(lines) > 1 and lines[1].startswith(f"{SANDBOX_TAG}="):
+        _kill_tagged(lines[1])
+    groups = [line.split(" ", 1) for line in lines[2:] if line.startswith(("cgroup1 /", "cgroup2 /"))]
+    if groups:
+        cgroups.Cgroup(version=int(groups[0][0][-1]), dirs={path: Path(path) for _, path in groups}).remove()
+
+
 def remove_orphaned_workdirs() -> list[str]:
-    """Removes the workdirs of process sandboxes whose owner is gone; returns them."""
+    """Removes the workdirs of process sandboxes whose owner is gone, after killing what their
+    commands left running; returns them."""
     owners = Path(WORKDIR_OWNERS)
     removed = []
     for record in owners.glob(f"{WORKDIR_PREFIX}*") if owners.is_dir() else []:
         try:
-            owner = record.read_text().strip()
+            lines = record.read_text().splitlines()
         except OSError:
             continue
+        owner = lines[0].strip() if lines else ""
         if owner and _process_identity(int(owner.split()[0])) == owner:
             continue
+        _end_strays(lines)
         workdir = Path(tempfile.gettempdir()) / record.name
         shutil.rmtree(workdir, ignore_errors=True)
         record.unlink(missing_ok=True)
@@ -110,8 +130,9 @@ class ProcessSandbox(Sandbox):
         info = self.info
         remove_orphaned_workdirs()
         self.workdir = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
-        (Path(WORKDIR_OWNERS) / Path(self.workdir).name).parent.mkdir(exist_ok=True)
-        (Path(WORKDIR_OWNERS) / Path(self.workdir).name).write_text(_process_identity(os.getpid()))
+        self._record = Path(WORKDIR_OWNERS) / Path(self.workdir).name
+        self._record.parent.mkdir(exist_ok=True)
+        self._record.write_text(_owner_record(_process_identity(os.getpid()), self._tag, None))
         (Path(self.workdir) / ".tmp").mkdir()
         for mount in cfg.mounts:
             if not mount.host.exists():
@@ -127,6 +148,8 @@ class ProcessSandbox(Sandbox):
                 info.not_enforced["network"] = why
 
         self._cgroup, why = cgroups.create(None, pids=cfg.pids, memory_bytes=cfg.memory_bytes, cpus=cfg.cpus)
+        if self._cgroup is not None:
+            self._record.write_text(_owner_record(_process_identity(os.getpid()), self._tag, self._cgroup))
         cg_limits = self._cgroup.limits if self._cgroup else {}
         info.details["cgroup"] = f"v{self._cgroup.version}" if self._cgroup else why
 

@@ -241,12 +241,15 @@ async def test_gpus_follow_the_config():
 
 
 async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_path):
-    # A process opens a sandbox, reports its workdir and is SIGKILLed: its close never runs.
+    # A process opens a sandbox, starts a command there that leaves a detached writer behind
+    # (setsid, its own session), reports its workdir and is SIGKILLed: its close never runs.
     script = (
         "import asyncio, sys\n"
         "from sandbox import SandboxConfig, open_sandbox\n"
         "async def main():\n"
         "    async with open_sandbox(SandboxConfig(backend='process')) as sb:\n"
+        "        writer = 'while true; do mkdir -p \"$HOME/.cache/tmp\"; echo $$ > \"$HOME/.cache/tmp/pid\"; sleep 0.05; done'\n"
+        "        await sb.exec(['bash', '-c', f'setsid bash -c {writer!r} >/dev/null 2>&1 & sleep 0.3'], timeout=30)\n"
         "        print('WORKDIR=' + sb.workdir, flush=True)\n"
         "        await asyncio.sleep(600)\n"
         "asyncio.run(main())\n"
@@ -264,6 +267,12 @@ async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_p
         owner.kill()
         owner.wait()
     assert workdir.is_dir(), "left over by the killed owner"
+    stray = int((workdir / ".cache/tmp/pid").read_text())
+    assert Path(f"/proc/{stray}").exists(), "the detached writer outlived its owner"
     async with open_sandbox(cfg()) as sb:
         assert Path(sb.workdir).is_dir() and Path(sb.workdir) != workdir
         assert not workdir.exists()
+    # The writer was ended with the workdir: it cannot bring the folder back.
+    time.sleep(0.3)
+    assert not workdir.exists()
+    assert not Path(f"/proc/{stray}").exists() or "zombie" in Path(f"/proc/{stray}/status").read_text()
