@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import shutil
 import socket
 import tempfile
 import time
@@ -53,6 +54,7 @@ from orchestrator.sweep import is_model_error
 from sandbox.docker_client import connect
 from sandbox.image import build_image, image_recipe
 from sandbox.open import prune_leaked, resolve_backend
+from sandbox.owners import owned_tempdir, remove_orphaned_tempdirs
 
 log = get_logger("kernelarena.sweep")
 
@@ -240,6 +242,9 @@ def _read_tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+TRIAL_DIR_PREFIX = "kernelarena-trial-"
+
+
 def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
     """The Ray task: one trial attempt in a node-local folder, its files returned whole."""
     started, started_at = time.monotonic(), time.time()
@@ -247,8 +252,11 @@ def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
     node = require_ray().get_runtime_context().get_node_id()
     error: str | None = None
     kind: str | None = None
-    with tempfile.TemporaryDirectory(prefix="kernelarena-trial-") as tmp:
-        out = Path(tmp) / "trial"
+    # A trial folder a killed worker or node left behind goes with the next trial on this node.
+    remove_orphaned_tempdirs(TRIAL_DIR_PREFIX)
+    tmp = owned_tempdir(TRIAL_DIR_PREFIX)
+    try:
+        out = tmp / "trial"
         try:
             if image is not None and resolve_backend(spec.sandbox.backend) == "docker":
                 ensure_image(image)
@@ -259,6 +267,8 @@ def _trial_on_node(spec_json: str, image: ImageSetup | None) -> TrialReply:
         except Exception as exc:  # reported to the driver, which retries or records it
             error, kind = f"{type(exc).__name__}: {exc}"[:500], "model" if is_model_error(exc) else "broken"
         files = _read_tree(out) if out.exists() else {}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return TrialReply(files, node, time.monotonic() - started, started_at, error, kind)
 
 

@@ -41,6 +41,7 @@ from sandbox.base import (
 )
 from sandbox.config import Mount, SandboxConfig
 from sandbox.output import BoundedCapture
+from sandbox.owners import owner_alive, process_identity
 from sandbox.paths import repo_root
 
 log = get_logger("kernelarena.sandbox")
@@ -53,15 +54,6 @@ WORKDIR_PREFIX = "kernelarena-sb-"
 # Who made each workdir (pid and start time), outside the workdir so the sandboxed code cannot
 # forge it: a workdir whose owner died without closing (SIGKILL) is removed by the next sandbox.
 WORKDIR_OWNERS = os.path.join(tempfile.gettempdir(), "kernelarena-sb-owners")
-
-
-def _process_identity(pid: int) -> str:
-    """'pid start-time' (field 22 of /proc/PID/stat), so a reused pid does not pass for its owner."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
 
 
 def _owner_record(owner: str, tag: str, cgroup: cgroups.Cgroup | None) -> str:
@@ -92,7 +84,7 @@ def remove_orphaned_workdirs() -> list[str]:
         except OSError:
             continue
         owner = lines[0].strip() if lines else ""
-        if owner and _process_identity(int(owner.split()[0])) == owner:
+        if owner_alive(owner):
             continue
         _end_strays(lines)
         workdir = Path(tempfile.gettempdir()) / record.name
@@ -132,7 +124,7 @@ class ProcessSandbox(Sandbox):
         self.workdir = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
         self._record = Path(WORKDIR_OWNERS) / Path(self.workdir).name
         self._record.parent.mkdir(exist_ok=True)
-        self._record.write_text(_owner_record(_process_identity(os.getpid()), self._tag, None))
+        self._record.write_text(_owner_record(process_identity(os.getpid()), self._tag, None))
         (Path(self.workdir) / ".tmp").mkdir()
         for mount in cfg.mounts:
             if not mount.host.exists():
@@ -149,7 +141,7 @@ class ProcessSandbox(Sandbox):
 
         self._cgroup, why = cgroups.create(None, pids=cfg.pids, memory_bytes=cfg.memory_bytes, cpus=cfg.cpus)
         if self._cgroup is not None:
-            self._record.write_text(_owner_record(_process_identity(os.getpid()), self._tag, self._cgroup))
+            self._record.write_text(_owner_record(process_identity(os.getpid()), self._tag, self._cgroup))
         cg_limits = self._cgroup.limits if self._cgroup else {}
         info.details["cgroup"] = f"v{self._cgroup.version}" if self._cgroup else why
 
