@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from scorer.workers.device_share import share
 from scorer.workers import interpreter_bf16
 from scorer.gpu.lock import waited_s
 from scorer.checks.guard import RuntimeGuard
+from scorer.checks.turns import Turns
 from scorer.checks.poison import poison_memory
 from scorer.tasks.suites import LibraryPolicy
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
@@ -86,6 +88,16 @@ def _is_compile_failure(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _native_dirs(kernel_path: Path) -> tuple[str, ...]:
+    """Where the kernel's own compiled modules load from: its folder and torch's extension build
+    folders (load_inline), never the interpreter's or torch's own installation."""
+    roots = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(torch.__file__)))}
+    kernel_dir = os.path.realpath(kernel_path.parent)
+    own = [] if any(r.startswith(os.path.join(kernel_dir, "")) or r == kernel_dir for r in roots) else [kernel_dir]
+    extensions = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")
+    return (*own, extensions)
 
 
 def _error(kind: str, text: str) -> tuple[dict[str, Any], None]:
@@ -145,6 +157,8 @@ class KernelRole:
         self.model_cls: type | None = None
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
+        self.turns = Turns(frozenset())  # the real one once kernel.py's files are known (load)
+        self.draw_dtype = torch.get_default_dtype()
         self.first_library_work = 0  # element operations the first forward asked of the library
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
@@ -161,7 +175,15 @@ class KernelRole:
         return TaskVariant(module, init_inputs, {k: v.detach().clone() for k, v in model.state_dict().items()})
 
     def _inputs(self, variant: TaskVariant, seed: int) -> list[Any]:
-        return make_inputs(variant.module, int(seed), self.device)
+        # Drawn with the default dtype the reference worker draws with: a kernel that set float16
+        # at import had its worker draw half-precision inputs from the same seeds (a red-team
+        # GEMM ran on fp16 operands and passed under the contraction bar).
+        kernel_dtype = torch.get_default_dtype()
+        torch.set_default_dtype(self.draw_dtype)
+        try:
+            return make_inputs(variant.module, int(seed), self.device)
+        finally:
+            torch.set_default_dtype(kernel_dtype)
 
     def _ship(self, outputs: dict[str, list[torch.Tensor]]) -> tuple[dict[str, Any], Any]:
         """(header part, payload) carrying outputs to the reference worker through the judge."""
@@ -179,7 +201,8 @@ class KernelRole:
 
     def release(self, _request: KernelRelease, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The reference worker has read the shipped outputs: they are freed now."""
-        self._release()
+        with self.turns.scorer_turn("release"):
+            self._release()
         return {"ok": True}, None
 
     def setup(self, request: KernelSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -192,6 +215,7 @@ class KernelRole:
         self.alt_overrides = list(request.alt_overrides)
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
                      for i, o in enumerate(self.alt_overrides)]
+        self.draw_dtype = torch.get_default_dtype()  # as the task left it, before kernel.py can change it
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -240,6 +264,7 @@ class KernelRole:
             return _error("no_kernel", "kernel.py defines no class ModelNew")
         self.model_cls = model_cls
         self.census = install_census(module, source)
+        self.turns = Turns(self.guard.kernel_files, _native_dirs(kernel_path))
         try:
             # On the host: `load` runs outside the GPU lock (its import may compile extensions for a
             # minute); `correctness`, under the lock, moves the model to the device.
@@ -257,7 +282,8 @@ class KernelRole:
         poison_memory(self.device, specs)
         try:
             with torch.no_grad():
-                out = around(lambda: model(*args)) if around else model(*args)
+                kernel = self.turns.kernel_call(model)
+                out = around(lambda: kernel(*args)) if around else kernel(*args)
         except Exception as exc:
             record.error = f"forward() raised on trial '{trial}':\n" + traceback.format_exc()
             record.compile_failure = _is_compile_failure(exc)
@@ -337,7 +363,8 @@ class KernelRole:
             # Between trials a waiting timer goes first: it waits for one call, not for all of them.
             self._between_trials = between_pieces(lock, self._sync)
             try:
-                reply, payload = self._correctness(request)
+                with self.turns.scorer_turn("correctness"):
+                    reply, payload = self._correctness(request)
             finally:
                 self._between_trials = no_pause
             try:
@@ -350,7 +377,7 @@ class KernelRole:
     def _correctness(self, request: KernelCorrectness) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
         try:
-            self.model = self.model.to(self.device)
+            self.model = self.turns.kernel_call(self.model.to)(self.device)
         except Exception:
             return _error("runtime_error", "moving ModelNew to the device failed:\n" + traceback.format_exc())
         self.shipped = []
@@ -390,13 +417,14 @@ class KernelRole:
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
         header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests,
-                      "findings": _findings(self.guard.check("correctness")), **ship_header}
+                      "findings": _findings(self.guard.check("correctness") + self.turns.take_findings()),
+                      **ship_header}
         return header_out, payload
 
     def _alt_call(self, j: int, alt: dict[str, Any]) -> CallRecord:
         variant = self.alts[j]
         try:
-            model, _ = self._build(variant.init_inputs, variant.state_dict)
+            model, _ = self.turns.kernel_call(self._build)(variant.init_inputs, variant.state_dict)
         except Exception:
             return CallRecord(f"alt-{j}", error="ModelNew(*init_inputs) failed for an alternative shape:\n"
                               + traceback.format_exc())
@@ -424,7 +452,11 @@ class KernelRole:
                                           self.census.triton_names + self.census.cuda_names)]
         return record
 
-    def time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
+    def time(self, request: KernelTime, payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("timing"):
+            return self._time(request, payload)
+
+    def _time(self, request: KernelTime, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.guard is not None and self.main is not None
         assert self.ask is not None, "the timed loop asks the judge for each repetition's seed"
         ask = self.ask
@@ -472,10 +504,10 @@ class KernelRole:
 
         self._release()
         with torch.no_grad():
-            run = time_forward(self.model, self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
+            run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watched)
         findings += _where("while timed", monitor.findings(watched_elements, judged_library_work=self.first_library_work))
-        findings += self.guard.check("timing")
+        findings += self.guard.check("timing") + self.turns.take_findings()
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
         ship_header, payload = self._ship({f"rep-{k}": v for k, v in run.kept_outputs.items()})
@@ -486,22 +518,30 @@ class KernelRole:
         return header_out, payload
 
     # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
-    def batch_setup(self, request: KernelBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch_setup(self, request: KernelBatchSetup, payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("the batch's set-up"):
+            return self._batch_setup(request, payload)
+
+    def _batch_setup(self, request: KernelBatchSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         self._release()
         self.slabs = batch_mod.make_slabs(int(request.calls), _specs(request.output_specs), self.device)
         for slab in self.slabs:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
         assert self.model is not None and self.main is not None
         main, warm_seed = self.main, int(request.warm_seed)
-        batch_mod.warm_up(self.model, lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
+        batch_mod.warm_up(self.turns.kernel_call(self.model), lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
                           self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None
 
-    def batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
+    def batch(self, request: KernelBatch, payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("the judge-clocked batch"):
+            return self._batch(request, payload)
+
+    def _batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None
-        main, seeds, model = self.main, [int(s) for s in request.seeds], self.model
+        main, seeds, model = self.main, [int(s) for s in request.seeds], self.turns.kernel_call(self.model)
         # Each call of the judge-clocked batch runs under the library-call monitor as a timed call
         # does (the batch's time bounds the reported times, so its work counts as theirs), judged
         # call by call once the batch is done. That judgement is inside the judge's clock, but it
@@ -518,7 +558,7 @@ class KernelRole:
 
         batch_mod.run_batch(forward, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
         findings = _where("in the judge-clocked batch", monitor.findings(
-            elements[0] if elements else 0, judged_library_work=self.first_library_work))
+            elements[0] if elements else 0, judged_library_work=self.first_library_work)) + self.turns.take_findings()
         reply = {"ok": True, "findings": _findings(findings)}
         if self.device.type == "cuda":
             return reply, None

@@ -1,0 +1,77 @@
+"""The kernel's code runs in the kernel's turns only (scorer/checks/turns.py)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from scorer.checks.turns import Turns
+
+KERNEL = '''
+import torch
+
+calls = []
+
+
+def draw_patch(real):
+    def drawn(*a, **k):
+        x = real(*a, **k)
+        calls.append(x * torch.sigmoid(x))
+        return x
+    return drawn
+
+
+class Holder:
+    def __del__(self):
+        calls.append("finalised")
+
+
+def forward(x):
+    return x * 2
+'''
+
+
+def _kernel(tmp_path: Path):
+    path = tmp_path / "kernel.py"
+    path.write_text(KERNEL)
+    spec = importlib.util.spec_from_file_location("turns_test_kernel", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, Turns(frozenset({str(path)}))
+
+
+def test_kernel_code_in_the_scorers_turn_is_a_finding_once(tmp_path):
+    import torch
+
+    module, turns = _kernel(tmp_path)
+    draw = module.draw_patch(torch.randn)
+    with turns.scorer_turn("drawing inputs"):
+        draw(4)
+    found = turns.take_findings()
+    assert [f.pattern for f in found] == ["harness-introspection"]
+    assert "drawn (kernel.py:" in found[0].evidence and "during drawing inputs" in found[0].evidence
+    assert turns.take_findings() == [], "a reply carries each note once"
+    assert sys.getprofile() is None, "the scorer's turn left its profile function behind"
+
+
+def test_forward_in_the_kernels_turn_is_not_noted_and_the_turn_resumes_after(tmp_path):
+    import torch
+
+    module, turns = _kernel(tmp_path)
+    forward = turns.kernel_call(module.forward)
+    with turns.scorer_turn("timing"):
+        forward(torch.ones(3))
+        assert turns.take_findings() == []
+        module.Holder()  # freed at once: its finaliser runs in the scorer's turn
+    found = turns.take_findings()
+    assert len(found) == 1 and "Holder.__del__" in found[0].evidence
+
+
+def test_a_forward_that_clears_the_profile_function_does_not_end_the_scorers_turn(tmp_path):
+    import torch
+
+    module, turns = _kernel(tmp_path)
+    forward = turns.kernel_call(lambda x: (sys.setprofile(None), module.forward(x))[1])
+    with turns.scorer_turn("timing"):
+        forward(torch.ones(3))
+        module.draw_patch(torch.randn)(2)
+    assert len(turns.take_findings()) == 1
