@@ -104,6 +104,24 @@ def run_kernel_watched(mode: TorchDispatchMode, func: Any, args: tuple[Any, ...]
         return _REDISPATCH(func, keyset, *args, **kwargs)
 
 
+def run_subclass_watched(mode: TorchDispatchMode, monitor: Any, func: Any, types: Any, args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> Any:
+    """Runs the __torch_dispatch__ of the tensor subclasses among an op's arguments, as the
+    dispatcher would after the mode, but with `mode` active and no watched call running, so the
+    ops the subclass runs arrive and are counted (the op itself was counted, or judged glue,
+    where it was called)."""
+    covered, monitor._covered = monitor._covered, 0
+    try:
+        with mode:
+            for kind in types:
+                out = kind.__torch_dispatch__(func, types, args, kwargs)
+                if out is not NotImplemented:
+                    return out
+    finally:
+        monitor._covered = covered
+    return NotImplemented
+
+
 class AtenMode(TorchDispatchMode):
     """The dispatch mode a LibraryCallMonitor pushes; every op goes to its `_watch_aten`."""
 
@@ -121,4 +139,4 @@ class AtenMode(TorchDispatchMode):
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
-        return self.monitor._watch_aten(func, args, kwargs or {})
+        return self.monitor._watch_aten(func, types, args, kwargs or {})

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import torch
 
-from scorer.checks.aten_work import COMPUTE, run_kernel_watched, solution_op, torch_counterpart
+from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
 from scorer.checks.catalog import Finding
 from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
@@ -672,10 +672,14 @@ class LibraryCallMonitor:
         except Exception:
             pass
 
-    def _watch_aten(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _watch_aten(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """One op at the dispatcher: counted when no call the function mode watches is running (it
         came from native code or a custom op's body), under its ATen name and its torch
         counterpart's glue rule."""
+        if types and isinstance(func, torch._ops.OpOverload):
+            # A tensor subclass's __torch_dispatch__ is Python code of the solution's, run for any op
+            # on it: a one-element carrier's `neg` could hide a whole task inside.
+            return run_subclass_watched(self._aten, self, func, types, args, kwargs)
         if self._covered or not isinstance(func, torch._ops.OpOverload):
             with _NO_FUNCTION_MODES():
                 return func(*args, **kwargs)  # the watched call's own ops, or a higher-order op
