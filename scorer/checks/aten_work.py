@@ -5,8 +5,8 @@ The LibraryCallMonitor's TorchFunctionMode sees each torch call kernel.py's Pyth
 unit, and runs it with itself popped. Two routes reach ATen without such a call. Native code: a
 `load_inline` extension whose C++ calls `at::special_expit(x)` and `x * s` (C++ never meets a
 Python mode). A custom op (`torch.library.custom_op`, `Library.impl`, a `TORCH_LIBRARY` op): the
-function mode sees only the op, which is glue, and its body runs while the mode is popped. Red-team
-kernels (session 16) did the whole of swish each way and passed on CPU.
+function mode sees only the op, which is glue, and its body runs while the mode is popped. Session
+15's red team did the whole of swish each way and passed on CPU (its a06 and a09).
 
 A TorchDispatchMode meets every ATen op at the dispatcher, from C++ or from Python. It counts those
 that arrive while no call the function mode watches is running (that mode counted the call, or
@@ -104,21 +104,16 @@ def run_kernel_watched(mode: TorchDispatchMode, func: Any, args: tuple[Any, ...]
         return _REDISPATCH(func, keyset, *args, **kwargs)
 
 
-def run_subclass_watched(mode: TorchDispatchMode, monitor: Any, func: Any, types: Any, args: tuple[Any, ...],
+def run_subclass_watched(mode: TorchDispatchMode, func: Any, types: Any, args: tuple[Any, ...],
                          kwargs: dict[str, Any]) -> Any:
     """Runs the __torch_dispatch__ of the tensor subclasses among an op's arguments, as the
-    dispatcher would after the mode, but with `mode` active and no watched call running, so the
-    ops the subclass runs arrive and are counted (the op itself was counted, or judged glue,
-    where it was called)."""
-    covered, monitor._covered = monitor._covered, 0
-    try:
-        with mode:
-            for kind in types:
-                out = kind.__torch_dispatch__(func, types, args, kwargs)
-                if out is not NotImplemented:
-                    return out
-    finally:
-        monitor._covered = covered
+    dispatcher would after the mode, but with `mode` still active, so the ops a subclass runs
+    arrive too."""
+    with mode:
+        for kind in types:
+            out = kind.__torch_dispatch__(func, types, args, kwargs)
+            if out is not NotImplemented:
+                return out
     return NotImplemented
 
 

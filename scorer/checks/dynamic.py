@@ -678,8 +678,13 @@ class LibraryCallMonitor:
         counterpart's glue rule."""
         if types and isinstance(func, torch._ops.OpOverload):
             # A tensor subclass's __torch_dispatch__ is Python code of the solution's, run for any op
-            # on it: a one-element carrier's `neg` could hide a whole task inside.
-            return run_subclass_watched(self._aten, self, func, types, args, kwargs)
+            # on it: a one-element carrier's `neg` could hide a whole task inside. What it runs is
+            # not the op's own (which was counted, or judged glue, where it was called).
+            covered, self._covered = self._covered, 0
+            try:
+                return run_subclass_watched(self._aten, func, types, args, kwargs)
+            finally:
+                self._covered = covered
         if self._covered or not isinstance(func, torch._ops.OpOverload):
             with _NO_FUNCTION_MODES():
                 return func(*args, **kwargs)  # the watched call's own ops, or a higher-order op

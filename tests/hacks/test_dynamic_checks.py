@@ -545,7 +545,7 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
 
 
 # --- library work below the function mode: custom ops' bodies and native code (CPU) -------------
-# A red-team run (session 16) did the whole task in the body of a custom op of the solution's own,
+# Session 15's red team did the whole task in the body of a custom op of the solution's own,
 # and in a load_inline extension calling at::special_expit: the function mode saw neither.
 
 

@@ -1,7 +1,7 @@
 # task: swish
 # The library does the whole task in the body of the solution's own torch.library.custom_op. The
 # function mode sees only the op, which is glue, and runs it with itself popped, so the body's
-# sigmoid and multiply went uncounted on CPU (red-team session 16: passed at 4.2x). A decoy Triton
+# sigmoid and multiply went uncounted on CPU (session 15's red team, a09: passed). A decoy Triton
 # launch on every call satisfies the launch census.
 import torch
 import torch.nn as nn

@@ -1,8 +1,8 @@
 # task: swish
 # A load_inline extension whose C++ is ATen compute spelled past the static name list
 # (at::special_expit, operator*). ATen called from C++ never meets the Python-level function mode,
-# and with no Triton work to count, the share was unmeasured and the library's work 0 (red-team
-# session 16: passed at 1.5x on CPU). A decoy Triton launch on the first call satisfies the census.
+# and with no Triton work to count, the library's work read 0 (session 15's red team, a06: passed
+# on CPU). A decoy Triton launch on the first call satisfies the census.
 import torch
 import torch.nn as nn
 import triton
