@@ -324,7 +324,7 @@ def test_perturb_byte_matches_the_worker_environment() -> None:
 # --- run-time library-call monitor ----------------------------------------------------------------
 
 _MONITORED = '''
-import functools, operator
+import functools, operator, warnings
 import torch
 import torch.nn.functional as F
 import triton
@@ -411,16 +411,17 @@ _LIB.define("swish(Tensor x) -> Tensor")
 _LIB.impl("swish", lambda x: x / (1.0 + torch.exp(-x)), "CompositeExplicitAutograd")
 def library_impl_body(x):
     return torch.ops.ka_test_monitor_lib.swish(x)
-@torch.jit.script
-def _scripted_swish(x: torch.Tensor) -> torch.Tensor:
+def _swish_ts(x: torch.Tensor) -> torch.Tensor:
     return x * torch.sigmoid(x)
-def native_code(x):
-    return _scripted_swish(x)  # TorchScript's interpreter calls ATen from C++, as an extension does
-@torch.jit.script
-def _scripted_glue(x: torch.Tensor) -> torch.Tensor:
+def _glue_ts(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x.contiguous())
     y.copy_(x.t().reshape(x.shape))
     return y.fill_(0.0).view(-1).clone()
+with warnings.catch_warnings():  # TorchScript is deprecated, and here only a stand-in for C++
+    warnings.simplefilter("ignore", DeprecationWarning)
+    _scripted_swish, _scripted_glue = torch.jit.script(_swish_ts), torch.jit.script(_glue_ts)
+def native_code(x):
+    return _scripted_swish(x)  # TorchScript's interpreter calls ATen from C++, as an extension does
 def native_glue(x):
     return _scripted_glue(x)
 class _Carrier(torch.Tensor):
