@@ -14,8 +14,9 @@ from typing import Any, Sequence
 
 import torch
 
+from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
 from scorer.checks.catalog import Finding
-from scorer.checks.modes import lingering_modes
+from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
 
 _PLAIN_TENSOR = torch.Tensor
@@ -504,6 +505,7 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
 # counts when kernel.py's code made it (the walk up from the op reaches kernel.py through code that
 # only passes the call on; see _SELF_ACTING).
 _GETFRAME = __import__("sys")._getframe
+_NO_FUNCTION_MODES = torch._C.DisableTorchFunction
 _METHOD_WRAPPER = type(object().__str__)
 _MAX_CALL_FRAMES = 30
 
@@ -586,9 +588,13 @@ class LibraryCallMonitor:
     in total and for each call it watched (one `with` block is one call); `findings` judges each
     call's share on its own (scorer/checks/work.py)."""
 
-    def __init__(self, kernel_files: frozenset[str], policy: Any = None, native_kernels: bool = False) -> None:
+    def __init__(self, kernel_files: frozenset[str], policy: Any = None, native_kernels: bool = False,
+                 watch_aten: bool = False) -> None:
         """`native_kernels`: the solution's kernels are C++/CUDA (load_inline), whose work the
-        interpreter cannot count."""
+        interpreter cannot count. `watch_aten`: count, through a dispatch mode around the call,
+        the ATen ops that native code and the bodies of custom ops run (scorer/checks/aten_work.py);
+        without it a custom op is glue, as any call the function mode judges whole."""
+        from scorer.checks.aten_work import AtenMode
         from scorer.checks.work import InterpreterWork
 
         self.kernel_files = kernel_files
@@ -607,7 +613,12 @@ class LibraryCallMonitor:
         # a timed or judge-clocked call should not pay for the lookup again). Keyed by identity,
         # the function kept alive beside its name, so no object's __hash__ or __eq__ is consulted.
         self._names: dict[Any, tuple[Any, str | None]] = {}
+        self._aten_names: dict[int, tuple[Any, str | None]] = {}  # the same for ops at the dispatcher
         self._mode = _monitor_mode_class()(self)
+        self.watch_aten = watch_aten
+        self._aten = AtenMode(self)
+        # Calls the function mode is running: ATen ops that arrive meanwhile are theirs.
+        self._covered = 0
 
     def _counted_name(self, func: Any) -> str | None:
         # An attribute read (`x.shape`) arrives as a method-wrapper made for that one access: it is
@@ -618,7 +629,8 @@ class LibraryCallMonitor:
         entry = self._names.get(key)
         if entry is not None and entry[0] is anchor:
             return entry[1]
-        name = _library_compute_name(func, self.policy)
+        # The solution's own custom op is glue as a call (on CPU its body is watched instead).
+        name = None if solution_op(func) else _library_compute_name(func, self.policy)
         if name is None and _is_operator(func):
             name = func.__name__.strip("_")
         self._names[key] = (anchor, name)
@@ -636,24 +648,81 @@ class LibraryCallMonitor:
                     key = f"{name} (kernel.py:{line})"
         except Exception:
             pass  # never let the monitor break the call it watches
-        out = func(*args, **(kwargs or {}))
+        if self.watch_aten and solution_op(func):
+            # Not one call: its body is watched at the dispatcher (scorer/checks/aten_work.py).
+            return func(*args, **(kwargs or {}))
+        self._covered += 1
+        try:
+            out = func(*args, **(kwargs or {}))
+        finally:
+            self._covered -= 1
         if key is not None:
-            try:
-                from scorer.checks.work import op_work
-
-                cost = op_work(key.split(" ", 1)[0], args, kwargs, out)
-                if cost:  # ops on integers and booleans only (index construction) are glue
-                    self.calls[key] = self.calls.get(key, 0) + 1
-                    self.work[key] = self.work.get(key, 0) + cost
-                    self._call_work[key] = self._call_work.get(key, 0) + cost
-            except Exception:
-                pass
+            self._record(key, args, kwargs, out)
         return out
+
+    def _record(self, key: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any) -> None:
+        try:
+            from scorer.checks.work import op_work
+
+            cost = op_work(key.split(" ", 1)[0], args, kwargs, out)
+            if cost:  # ops on integers and booleans only (index construction) are glue
+                self.calls[key] = self.calls.get(key, 0) + 1
+                self.work[key] = self.work.get(key, 0) + cost
+                self._call_work[key] = self._call_work.get(key, 0) + cost
+        except Exception:
+            pass
+
+    def _watch_aten(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One op at the dispatcher: counted when no call the function mode watches is running (it
+        came from native code or a custom op's body), under its ATen name and its torch
+        counterpart's glue rule."""
+        if types and isinstance(func, torch._ops.OpOverload):
+            # A tensor subclass's __torch_dispatch__ is Python code of the solution's, run for any op
+            # on it: a one-element carrier's `neg` could hide a whole task inside. What it runs is
+            # not the op's own (which was counted, or judged glue, where it was called).
+            covered, self._covered = self._covered, 0
+            try:
+                return run_subclass_watched(self._aten, func, types, args, kwargs)
+            finally:
+                self._covered = covered
+        if self._covered or not isinstance(func, torch._ops.OpOverload):
+            with _NO_FUNCTION_MODES():
+                return func(*args, **kwargs)  # the watched call's own ops, or a higher-order op
+        if solution_op(func):
+            return run_kernel_watched(self._aten, func, args, kwargs)
+        key = None
+        try:
+            name = self._aten_name(func)
+            if name is not None:
+                # Past this method, the mode's handler and torch's dispatch plumbing.
+                line = _kernel_caller_line(self.kernel_files, depth=3)
+                if line is not None:
+                    key = f"{name} (kernel.py:{line})"
+        except Exception:
+            pass
+        # Below the function mode, which native code leaves active: it would count the op again.
+        with _NO_FUNCTION_MODES():
+            out = func(*args, **kwargs)
+        if key is not None:
+            self._record(key, args, kwargs, out)
+        return out
+
+    def _aten_name(self, func: Any) -> str | None:
+        entry = self._aten_names.get(id(func))
+        if entry is not None and entry[0] is func:
+            return entry[1]
+        counterpart = torch_counterpart(func)
+        counted = counterpart is COMPUTE or (counterpart is not None and self._counted_name(counterpart) is not None)
+        name = f"aten.{func._opname}" if counted else None
+        self._aten_names[id(func)] = (func, name)
+        return name
 
     def __enter__(self) -> "LibraryCallMonitor":
         self._call_work = {}
         self._own_before = self.own.elements
         self._note_lingering("before")
+        if self.watch_aten:
+            self._aten.__enter__()
         self._mode.__enter__()
         self.own.__enter__()
         return self
@@ -661,7 +730,7 @@ class LibraryCallMonitor:
     def _note_lingering(self, when: str) -> None:
         """Modes active outside forward (scorer/checks/modes.py): kernel.py's code would run inside
         the scorer's own operations on inputs and outputs."""
-        for name in lingering_modes((_monitor_mode_class(),)):
+        for name in lingering_modes((_monitor_mode_class(), type(self._aten))):
             if name not in self.lingering:
                 self.lingering[name] = when
 
@@ -676,6 +745,11 @@ class LibraryCallMonitor:
         self.displaced = self.displaced or displaced  # one monitor may watch several calls
         if not displaced:
             self._mode.__exit__(*exc)
+        if self.watch_aten:
+            aten_displaced = top_dispatch_mode() is not self._aten
+            self.displaced = self.displaced or aten_displaced
+            if not aten_displaced:
+                self._aten.__exit__(*exc)
         self._note_lingering("after")
 
     def _share(self, library: dict[str, int], own: int) -> Any:
@@ -727,8 +801,9 @@ class LibraryCallMonitor:
         else:
             found = calls_findings(self.call_shares(), threshold, data_elements, judged_library_work)
         if self.displaced:
-            found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode) was "
-                                 "popped or buried under another mode during forward and not restored"))
+            found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode, and "
+                                 "its TorchDispatchMode) was popped or buried under another mode during forward and "
+                                 "not restored"))
         if self.lingering:
             seen = ", ".join(f"{name} ({when} a call)" for name, when in self.lingering.items())
             found.append(Finding("harness-introspection", f"torch mode(s) active outside forward: {seen}; every "
@@ -738,10 +813,12 @@ class LibraryCallMonitor:
 
 
 # torch's own Python layers between a kernel and the op it asked for: the op's Python wrapper
-# (F.softmax), nn modules' forward/_call_impl (a kernel calling nn.RMSNorm) and the override
-# machinery. Other library frames (Triton's interpreter, torch._dynamo) act for themselves.
+# (F.softmax), nn modules' forward/_call_impl (a kernel calling nn.RMSNorm), the override
+# machinery, and the op plumbing a custom op is called through (its ops are the kernel's request).
+# Other library frames (Triton's interpreter, torch._dynamo) act for themselves.
 _TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", "/torch/functional.py",
-                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py", "/torch/utils/_pytree.py")
+                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py", "/torch/utils/_pytree.py",
+                      "/torch/_ops.py", "/torch/_library/", "/torch/library.py")
 # Code that acts for itself when it calls torch: Triton (its interpreter runs the solution's own
 # kernels) and torch's other internals (printing a tensor, autograd's engine). Any other code
 # between a torch op and kernel.py (the task's own module, a third-party package, a helper file)

@@ -37,18 +37,30 @@ _ALLOWED = _allowed_function_modes()
 
 def lingering_modes(own: tuple[type, ...] = ()) -> list[str]:
     """The class names of the modes on torch's dispatch and function stacks, less the allowed and
-    `own` (the scorer's monitor, where one watched call runs inside another's)."""
+    `own` (the scorer's monitor's modes, where one watched call runs inside another's)."""
     names = []
     for i in range(_DISPATCH_LEN()):
         try:
-            names.append(_name(_DISPATCH_AT(i)))
+            mode = _DISPATCH_AT(i)
         except Exception:  # an infrastructure mode (fake, proxy, functional) is counted, not indexed
             names.append("an infrastructure dispatch mode")
+            continue
+        if type(mode) not in own:
+            names.append(_name(mode))
     for i in range(_FUNCTION_LEN()):
         mode = _FUNCTION_AT(i)
         if type(mode) not in _ALLOWED and type(mode) not in own:
             names.append(_name(mode))
     return names
+
+
+def top_dispatch_mode() -> object | None:
+    """The mode on top of torch's dispatch stack (None: empty, or an infrastructure mode)."""
+    try:
+        depth = _DISPATCH_LEN()
+        return _DISPATCH_AT(depth - 1) if depth else None
+    except Exception:
+        return None
 
 
 def _name(mode: object) -> str:

@@ -45,7 +45,9 @@ DEFAULT_OWN_WORK_SHARE = 0.5
 _CONTRACTIONS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "einsum", "tensordot",
                            "__matmul__", "__rmatmul__", "dot", "vdot", "mv", "addmv", "inner", "outer", "ger",
                            "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                           "conv_transpose3d", "scaled_dot_product_attention"})
+                           "conv_transpose3d", "scaled_dot_product_attention",
+                           # the ATen forms native code reaches (scorer/checks/aten_work.py)
+                           "convolution", "_convolution", "_addmm_activation"})
 # Device kernels that are data movement, not maths (GPU profile).
 _DEVICE_GLUE = ("memcpy", "memset", "fill", "copy_", "copykernel", "unrolled_elementwise_kernel<at::native::copy",
                 "direct_copy", "arange", "cat_", "catarraybatched")
@@ -77,6 +79,8 @@ def op_work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out
     if not ins and not outs:
         return 0
     short = name.rsplit(".", 1)[-1]
+    if short.startswith("_scaled_dot_product"):  # ATen's attention kernels
+        short = "scaled_dot_product_attention"
     if short in _CONTRACTIONS and outs:
         return _multiply_adds(short, ins, outs)
     return max(torch.Tensor.numel(t) for t in ins + outs)
@@ -88,7 +92,7 @@ def _floating(t: torch.Tensor) -> bool:
 
 def _multiply_adds(short: str, ins: list[torch.Tensor], outs: list[torch.Tensor]) -> int:
     out_n = sum(torch.Tensor.numel(t) for t in outs)
-    if short.startswith("conv") and len(ins) >= 2:
+    if short.lstrip("_").startswith("conv") and len(ins) >= 2:
         w = ins[1]
         return out_n * max(1, torch.Tensor.numel(w) // max(1, w.shape[0] if w.dim() else 1))
     if short == "einsum":

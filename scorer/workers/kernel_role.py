@@ -301,8 +301,12 @@ class KernelRole:
 
     def _monitor(self) -> dynamic_checks.LibraryCallMonitor:
         assert self.guard is not None
+        # ATen ops from native code are counted on CPU, where the interpreter counts own work and
+        # nothing else sees them (on a GPU the first call's profile does); custom ops' bodies
+        # are watched everywhere (scorer/checks/aten_work.py).
         return dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy,
-                                                 bool(self.census and self.census.cuda_names))
+                                                 bool(self.census and self.census.cuda_names),
+                                                 watch_aten=self.device.type == "cpu")
 
     def _watched_call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
                       trial: str) -> CallRecord:
@@ -338,8 +342,7 @@ class KernelRole:
         use_profiler = self.device.type == "cuda"
         # Library compute reached through names no static rule can fold (getattr with a computed
         # name, eval) still passes through torch's function dispatch on the first call.
-        assert self.guard is not None
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
+        monitor = self._monitor()
 
         def watched(fn: Callable[[], Any]) -> Any:
             with monitor:
@@ -432,8 +435,8 @@ class KernelRole:
         specs = _specs(alt["output_specs"])
         # A kernel that hands unseen shapes to the library shows it only here: the share is
         # measured on this call too (on a GPU by its profile).
-        assert self.guard is not None and self.census is not None
-        monitor = dynamic_checks.LibraryCallMonitor(self.guard.kernel_files, self.policy, bool(self.census.cuda_names))
+        assert self.census is not None
+        monitor = self._monitor()
         device_times: dict[str, float] | None = None
 
         def watched(fn: Callable[[], Any]) -> Any:

@@ -324,7 +324,7 @@ def test_perturb_byte_matches_the_worker_environment() -> None:
 # --- run-time library-call monitor ----------------------------------------------------------------
 
 _MONITORED = '''
-import functools, operator
+import functools, operator, warnings
 import torch
 import torch.nn.functional as F
 import triton
@@ -400,6 +400,46 @@ def glue(x):
     y = torch.empty_like(x.contiguous()).reshape(-1)
     z = y.view(x.shape) * 2 + 1 - x / 3
     return z.new_empty(z.shape), z.numel(), z.stride(), z[0], torch.cat([z, z]), z.t().contiguous()
+@torch.library.custom_op("ka_test_monitor::swish_body", mutates_args=())
+def custom_op_body(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(x)  # the library's work, in the body of the solution's own op
+@torch.library.custom_op("ka_test_monitor::swish_launch", mutates_args=())
+def custom_op_launch(x: torch.Tensor) -> torch.Tensor:
+    return _launch(_swish, x.contiguous())
+_LIB = torch.library.Library("ka_test_monitor_lib", "DEF")
+_LIB.define("swish(Tensor x) -> Tensor")
+_LIB.impl("swish", lambda x: x / (1.0 + torch.exp(-x)), "CompositeExplicitAutograd")
+def library_impl_body(x):
+    return torch.ops.ka_test_monitor_lib.swish(x)
+def _swish_ts(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(x)
+def _glue_ts(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x.contiguous())
+    y.copy_(x.t().reshape(x.shape))
+    return y.fill_(0.0).view(-1).clone()
+with warnings.catch_warnings():  # TorchScript is deprecated, and here only a stand-in for C++
+    warnings.simplefilter("ignore", DeprecationWarning)
+    _scripted_swish, _scripted_glue = torch.jit.script(_swish_ts), torch.jit.script(_glue_ts)
+def native_code(x):
+    return _scripted_swish(x)  # TorchScript's interpreter calls ATen from C++, as an extension does
+def native_glue(x):
+    return _scripted_glue(x)
+class _Carrier(torch.Tensor):
+    @staticmethod
+    def __new__(cls, payload):
+        carrier = torch.Tensor._make_wrapper_subclass(cls, (1,), dtype=payload.dtype)
+        carrier.payload = payload
+        return carrier
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        x = args[0].payload
+        return x * torch.sigmoid(x)  # the whole task, for a one-element neg
+def subclass_carrier(x):
+    return torch.neg(_Carrier(x))
+def pop_dispatch_mode(x):
+    from torch.utils._python_dispatch import _pop_mode
+    _pop_mode()
+    return x
 '''
 
 
@@ -503,6 +543,102 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
     with monitor:
         torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
     assert monitor.findings() == []
+
+
+# --- library work below the function mode: custom ops' bodies and native code (CPU) -------------
+# Session 15's red team did the whole task in the body of a custom op of the solution's own,
+# and in a load_inline extension calling at::special_expit: the function mode saw neither.
+
+
+@pytest.mark.parametrize("name", ["custom_op_body", "library_impl_body", "subclass_carrier"])
+def test_custom_op_bodies_are_library_work(monitored, name: str) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files, watch_aten=True)
+    with monitor:
+        getattr(module, name)(x)
+    assert sum(monitor.work.values()) >= 2 * x.numel()
+    assert all("kernel.py:" in key for key in monitor.work)
+    assert sum(v for k, v in monitor.work.items() if k.startswith("aten.")) >= 2 * x.numel()
+    (f,) = monitor.findings(x.numel())
+    assert f.pattern == "baseline-library-call" and "0.0% of forward's work" in f.evidence
+    assert not monitor.displaced and not monitor.lingering
+
+
+def test_native_aten_is_library_work(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files, native_kernels=True, watch_aten=True)
+    with monitor:
+        module.native_code(x)
+    assert set(monitor.work) == {f"aten.sigmoid (kernel.py:{_line(module, 'native_code')})",
+                                 f"aten.mul (kernel.py:{_line(module, 'native_code')})"}
+    (f,) = monitor.findings(x.numel())
+    assert "200% of the task's largest tensor" in f.evidence and "aten.sigmoid" in f.evidence
+
+
+def _line(module, function: str) -> int:
+    return getattr(module, function).__code__.co_firstlineno + 1
+
+
+def test_honest_custom_ops_and_native_glue_pass(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(16, 64)
+    monitor = dc.LibraryCallMonitor(files, watch_aten=True)
+    with monitor:
+        y = module.custom_op_launch(x)  # a Triton launch inside the solution's custom op
+        module.native_glue(x)  # native code that only allocates, copies, views and fills
+        module.glue_only(x)
+    assert torch.allclose(y, x * torch.sigmoid(x), atol=1e-6)
+    assert monitor.work == {} and monitor.work_share().own == 4 * x.numel() and monitor.findings() == []
+
+
+def test_function_mode_calls_are_not_counted_twice(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(16, 64)
+    alone = dc.LibraryCallMonitor(files)
+    both = dc.LibraryCallMonitor(files, watch_aten=True)
+    for monitor in (alone, both):
+        with monitor:
+            module.decoy_copy_then_torch(x)
+            module.hybrid_bias(x, torch.randn(64))
+    assert both.work == alone.work and len(alone.work) == 3 and not any(k.startswith("aten.") for k in both.work)
+
+
+def test_custom_ops_are_glue_without_the_dispatch_mode(monitored) -> None:
+    # On a GPU (no dispatch mode in timed calls) the op is one call of glue, as before: its
+    # library kernels are the first call's profile's to judge.
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files, native_kernels=True)
+    with monitor:
+        module.custom_op_body(torch.randn(16, 64))
+    assert monitor.work == {}
+
+
+def test_popping_the_dispatch_mode_is_introspection(monitored) -> None:
+    module, files = monitored
+    monitor = dc.LibraryCallMonitor(files, watch_aten=True)
+    with monitor:
+        module.pop_dispatch_mode(torch.randn(4))
+    assert monitor.displaced
+    assert any(f.pattern == "harness-introspection" and "TorchDispatchMode" in f.evidence for f in monitor.findings())
+
+
+def test_aten_glue_follows_the_function_modes_rules(monitored) -> None:
+    from scorer.checks.aten_work import solution_op
+
+    aten = torch.ops.aten
+    monitor = dc.LibraryCallMonitor(monitored[1], watch_aten=True)
+    glue = [aten.empty_like.default, aten.copy_.default, aten.fill_.Scalar, aten.zero_.default, aten.view.default,
+            aten._to_copy.default, aten.clone.default, aten.cat.default, aten.constant_pad_nd.default,
+            aten.expand_copy.default, aten._local_scalar_dense.default, aten.sym_size.int, aten.zeros_like.default]
+    assert [op for op in glue if monitor._aten_name(op) is not None] == []
+    compute = {aten.sigmoid.default: "aten.sigmoid", aten.mul.Tensor: "aten.mul", aten.mm.default: "aten.mm",
+               aten._softmax.default: "aten._softmax", aten.special_expit.default: "aten.special_expit",
+               aten.convolution.default: "aten.convolution"}
+    assert {op: monitor._aten_name(op) for op in compute} == compute
+    assert solution_op(torch.ops.ka_test_monitor_lib.swish) and solution_op(torch.ops.ka_test_monitor.swish_body.default)
+    assert not solution_op(aten.mul.Tensor) and not solution_op(torch.sigmoid)
 
 
 def test_scalar_outputs_are_not_constant_by_construction() -> None:

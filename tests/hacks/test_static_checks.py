@@ -143,6 +143,28 @@ SRC = """
 __global__ void k() {}
 """
 ''',
+    # ATen past the dispatcher's Python key, where the CPU run counts native code's ATen ops
+    "cpp calls a backend kernel directly": '''
+SRC = """
+#include <torch/extension.h>
+torch::Tensor run(torch::Tensor x) { return at::cpu::special_expit(x); }
+"""
+''',
+    "cpp excludes the Python dispatch key": '''
+SRC = """
+#include <torch/extension.h>
+torch::Tensor run(torch::Tensor x) {
+    c10::impl::ExcludeDispatchKeyGuard hide(c10::DispatchKeySet(c10::DispatchKey::Python));
+    return x * at::special_expit(x);
+}
+"""
+''',
+    "cpp redispatches": '''
+SRC = """
+#include <torch/extension.h>
+torch::Tensor run(torch::Tensor x) { return at::_ops::sigmoid::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), x); }
+"""
+''',
 }
 
 
@@ -155,7 +177,8 @@ def _library_ops(body: str, policy: LibraryPolicy = LibraryPolicy()) -> list[str
 # way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
 STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm", "compile",
                   "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
-                  "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp"}
+                  "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp",
+                  "cpp calls a backend kernel directly", "cpp excludes the Python dispatch key", "cpp redispatches"}
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY_CALLS))
@@ -241,6 +264,10 @@ INTEGRITY = {
         "def f(x):\n    torch.save(x, '/tmp/cache.pt')\n",
         "import tempfile\nF = tempfile.NamedTemporaryFile()\n",
         "m = __import__('gc')\n",
+        # the dispatch key the monitor's TorchDispatchMode sits on, switched off inside a custom op
+        "def body(x):\n    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n"
+        "        return torch.sigmoid(x)\n",
+        "def body(op, x):\n    return op.redispatch(torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x)\n",
     ],
 }
 

@@ -30,7 +30,7 @@ class IntegrityScan:
                       else sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None)
             if switch in _MODE_STACK_SWITCHES:
                 self.add("harness-introspection", sub, str(switch),
-                         "switches off or edits torch's function-mode stack, where the library-call monitor runs")
+                         "switches off or edits torch's mode stacks or dispatch keys, where the library-call monitor runs")
                 continue
             if isinstance(sub, ast.Import):
                 for a in sub.names:

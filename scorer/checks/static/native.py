@@ -7,7 +7,7 @@ import re
 
 from scorer.checks.static.astutil import _fold_str, _strip_cpp_comments
 from scorer.checks.static.rules import (
-    _CPP_LIBRARY_CALL, _CPP_MARKERS, _CPP_SIDE_STREAM, _CPP_STREAM_JOIN, _CPP_THREADS, _C_LIKE,
+    _CPP_DISPATCH_BYPASS, _CPP_LIBRARY_CALL, _CPP_MARKERS, _CPP_SIDE_STREAM, _CPP_STREAM_JOIN, _CPP_THREADS, _C_LIKE,
     _NATIVE_CLOCK_NAMES, _NATIVE_TAMPER,
 )
 
@@ -43,6 +43,10 @@ class NativeScan:
                 key_node = ast.Constant(value=None, lineno=line)
                 self.add(pattern, key_node, f"C++ {snippet}",
                          "library compute (ATen/cuBLAS/cuDNN) inside an extension; write the kernel")
+            for m in _CPP_DISPATCH_BYPASS.finditer(text):
+                line = sub.lineno + text.count("\n", 0, m.start())
+                self.add("baseline-library-call", ast.Constant(value=None, lineno=line), f"C++ {m.group(0).strip()}",
+                         "ATen reached past the dispatcher, where the library's work is counted; write the kernel")
 
 
     def native_source_nodes(self) -> set[ast.AST]:

@@ -199,13 +199,18 @@ _INTROSPECTION_ATTRS = frozenset({
     "__getattribute__", "__loader__", "__spec__", "co_consts",
 })
 _SYS_MODULES = "sys.modules"
-# torch's switches for its function-mode stack, where the scorer's LibraryCallMonitor sits during
-# the first forward: a kernel has no use for them but to run compute ops unseen.
+# torch's switches for its mode stacks and dispatch keys, where the scorer's LibraryCallMonitor sits
+# during forward: a kernel has no use for them but to run compute ops unseen.
 _MODE_STACK_SWITCHES = frozenset({
     "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
     "_push_on_torch_function_stack", "_pop_mode", "_pop_mode_temporarily", "_get_current_function_mode_stack",
     "_len_torch_function_stack", "_get_function_stack_at", "_set_torch_function_mode", "_disabled_torch_function_impl",
     "_unset_dispatch_mode", "_pop_torch_dispatch_stack", "_disable_current_modes",
+    # the dispatch keys and stack, where the monitor's TorchDispatchMode sees custom ops' bodies
+    "_ExcludeDispatchKeyGuard", "ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard",
+    "_SetExcludeDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_dispatch_tls_set_dispatch_key_excluded",
+    "_dispatch_tls_set_dispatch_key_included", "_push_on_torch_dispatch_stack", "_len_torch_dispatch_stack",
+    "_get_dispatch_stack_at", "_set_dispatch_mode", "redispatch", "redispatch_boxed", "_op_dk",
 })
 _ROOT_METHODS = frozenset({"forward", "__call__", "_call_impl", "__torch_function__",
                            "__torch_dispatch__", "__getattr__", "__getattribute__"})
@@ -238,6 +243,14 @@ _CPP_LIBRARY_CALL = re.compile(
     r"|#\s*include\s*[<\"](?:cublas\w*|cublasLt|cudnn\w*|rocblas\w*|hipblas\w*|miopen\w*)"
     r"|\bat::cuda::blas::"
 )
+# ATen reached past the dispatcher's Python key, where a CPU scoring counts the ATen ops native code
+# runs (scorer/checks/aten_work.py): a backend's kernel called directly, a redispatch, the Python key
+# or the dispatch-mode stack switched off. No honest extension needs them to compute.
+_CPP_DISPATCH_BYPASS = re.compile(
+    r"\bat::(?:cpu|native|compositeexplicitautograd|compositeexplicitautogradnonfunctional|"
+    r"compositeimplicitautograd)::\w+\s*\(|::redispatch\s*\(|\b(?:Exclude|Include|Force)DispatchKeyGuard\b"
+    r"|\btls_set_dispatch_key_(?:excluded|included)\b|\bDispatchKey::Python\w*|\bTorchDispatchModeTLS\b"
+    r"|\bDisableTorchDispatch\b")
 _CPP_THREADS = re.compile(r"\bstd::(?:thread|jthread|async)\b|\bpthread_create\s*\(|\b(?:cuda|hip)LaunchHostFunc\s*\("
                           r"|\b(?:cuda|hip)StreamAddCallback\s*\(")
 _CPP_SIDE_STREAM = re.compile(r"\bgetStreamFromPool\s*\(|\b(?:cuda|hip)StreamCreate\w*\s*\(")
