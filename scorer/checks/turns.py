@@ -33,11 +33,16 @@ _MAX_NOTED = 5
 
 
 class Turns:
-    def __init__(self, kernel_files: frozenset[str], native_dirs: tuple[str, ...] = ()) -> None:
+    def __init__(self, kernel_files: frozenset[str], native_dirs: tuple[str, ...] = (),
+                 generated_dirs: tuple[str, ...] = ()) -> None:
         """`native_dirs`: where the kernel's compiled extension modules live (its own folder,
-        TORCH_EXTENSIONS_DIR); a C function of a module loaded from there is the kernel's code."""
+        TORCH_EXTENSIONS_DIR); a C function of a module loaded from there is the kernel's code.
+        `generated_dirs`: folders inside those whose modules Triton generated (its launchers): the
+        scorer's own timing hold and flush launch through them in the scorer's turn (on an H100
+        every suite solution read as a finding before they were set apart)."""
         self.kernel_files = kernel_files
         self.native_dirs = tuple(os.path.join(os.path.realpath(d), "") for d in native_dirs if d)
+        self.generated_dirs = tuple(os.path.join(os.path.realpath(d), "") for d in generated_dirs if d)
         self.noted: dict[str, str] = {}  # "what (where)" -> the scorer's step it ran in
         self.reported = 0  # how many of `noted` a reply has carried
         self.step = ""
@@ -58,7 +63,9 @@ class Turns:
         if known is None:
             module = owner if isinstance(owner, types.ModuleType) else sys.modules.get(name)
             path = getattr(module, "__file__", None)
-            known = isinstance(path, str) and os.path.realpath(path).startswith(self.native_dirs)
+            real = os.path.realpath(path) if isinstance(path, str) else ""
+            known = bool(real) and real.startswith(self.native_dirs) and not (
+                self.generated_dirs and real.startswith(self.generated_dirs))
             self._native[name] = known
         return name if known else None
 

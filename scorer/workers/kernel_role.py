@@ -100,6 +100,13 @@ def _native_dirs(kernel_path: Path) -> tuple[str, ...]:
     return (*own, extensions)
 
 
+def _triton_cache_dirs() -> tuple[str, ...]:
+    """Where Triton keeps the launcher modules it generates (the worker's TRITON_CACHE_DIR, else
+    Triton's default), read before kernel.py can change the environment."""
+    default = os.path.join(os.path.expanduser("~"), ".triton", "cache")
+    return tuple({os.environ.get("TRITON_CACHE_DIR") or default, default})
+
+
 def _error(kind: str, text: str) -> tuple[dict[str, Any], None]:
     return {"ok": False, "kind": kind, "error": text[-6000:]}, None
 
@@ -159,6 +166,7 @@ class KernelRole:
         self.census: LaunchCensus | None = None
         self.turns = Turns(frozenset())  # the real one once kernel.py's files are known (load)
         self.draw_dtype = torch.get_default_dtype()
+        self.generated_dirs: tuple[str, ...] = ()
         self.first_library_work = 0  # element operations the first forward asked of the library
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
@@ -216,6 +224,7 @@ class KernelRole:
         self.alts = [self._variant(task_path, o, f"kernelarena_task_alt{i}")
                      for i, o in enumerate(self.alt_overrides)]
         self.draw_dtype = torch.get_default_dtype()  # as the task left it, before kernel.py can change it
+        self.generated_dirs = _triton_cache_dirs()
         if self.device.type == "cuda":
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
@@ -264,7 +273,7 @@ class KernelRole:
             return _error("no_kernel", "kernel.py defines no class ModelNew")
         self.model_cls = model_cls
         self.census = install_census(module, source)
-        self.turns = Turns(self.guard.kernel_files, _native_dirs(kernel_path))
+        self.turns = Turns(self.guard.kernel_files, _native_dirs(kernel_path), self.generated_dirs)
         try:
             # On the host: `load` runs outside the GPU lock (its import may compile extensions for a
             # minute); `correctness`, under the lock, moves the model to the device.

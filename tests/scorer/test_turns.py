@@ -75,3 +75,26 @@ def test_a_forward_that_clears_the_profile_function_does_not_end_the_scorers_tur
         forward(torch.ones(3))
         module.draw_patch(torch.randn)(2)
     assert len(turns.take_findings()) == 1
+
+
+class _CFunctionOf:
+    """Stands for a C function of a pybind11-style extension: it names its module."""
+
+    def __init__(self, module: str) -> None:
+        self.__module__ = module
+        self.__name__ = "launch"
+
+
+def test_a_kernel_built_extension_is_noted_and_tritons_generated_launchers_are_not(tmp_path, monkeypatch):
+    import types
+
+    build, cache = tmp_path / "torch_extensions", tmp_path / "triton_cache"
+    for folder, name in ((build, "kernel_ext_turns"), (cache, "__triton_launcher_turns")):
+        folder.mkdir()
+        module = types.ModuleType(name)
+        module.__file__ = str(folder / f"{name}.so")
+        monkeypatch.setitem(sys.modules, name, module)
+    turns = Turns(frozenset(), native_dirs=(str(tmp_path),), generated_dirs=(str(cache),))
+    assert turns._kernel_native(_CFunctionOf("__triton_launcher_turns")) is None
+    assert turns._kernel_native(_CFunctionOf("kernel_ext_turns")) == "kernel_ext_turns"
+    assert turns._kernel_native(_CFunctionOf("math")) is None
