@@ -63,6 +63,14 @@ def _owner_record(owner: str, tag: str, cgroup: cgroups.Cgroup | None) -> str:
     return "\n".join([owner, f"{SANDBOX_TAG}={tag}", *folders]) + "\n"
 
 
+def _write_record(record: Path, text: str) -> None:
+    """Whole or not at all: another sandbox's orphan sweep may read it at any moment (a rewrite in
+    place left it empty for an instant, and a live sandbox's workdir was removed in a CI sweep)."""
+    part = record.with_name(record.name + ".part")
+    part.write_text(text)
+    os.replace(part, record)
+
+
 def _end_strays(lines: list[str]) -> None:
     """Kill what a dead owner's commands left running: a command that outlived its SIGKILLed
     owner wrote into the workdir again after it was removed (CI's /tmp kept such remains)."""
@@ -79,13 +87,15 @@ def remove_orphaned_workdirs() -> list[str]:
     owners = Path(WORKDIR_OWNERS)
     removed = []
     for record in owners.glob(f"{WORKDIR_PREFIX}*") if owners.is_dir() else []:
+        if record.name.endswith(".part"):
+            continue
         try:
             lines = record.read_text().splitlines()
         except OSError:
             continue
         owner = lines[0].strip() if lines else ""
-        if owner_alive(owner):
-            continue
+        if not owner or owner_alive(owner):
+            continue  # empty: a record being written (never treat a live sandbox's as an orphan's)
         _end_strays(lines)
         workdir = Path(tempfile.gettempdir()) / record.name
         shutil.rmtree(workdir, ignore_errors=True)
@@ -124,7 +134,7 @@ class ProcessSandbox(Sandbox):
         self.workdir = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
         self._record = Path(WORKDIR_OWNERS) / Path(self.workdir).name
         self._record.parent.mkdir(exist_ok=True)
-        self._record.write_text(_owner_record(process_identity(os.getpid()), self._tag, None))
+        _write_record(self._record, _owner_record(process_identity(os.getpid()), self._tag, None))
         (Path(self.workdir) / ".tmp").mkdir()
         for mount in cfg.mounts:
             if not mount.host.exists():
@@ -141,7 +151,7 @@ class ProcessSandbox(Sandbox):
 
         self._cgroup, why = cgroups.create(None, pids=cfg.pids, memory_bytes=cfg.memory_bytes, cpus=cfg.cpus)
         if self._cgroup is not None:
-            self._record.write_text(_owner_record(process_identity(os.getpid()), self._tag, self._cgroup))
+            _write_record(self._record, _owner_record(process_identity(os.getpid()), self._tag, self._cgroup))
         cg_limits = self._cgroup.limits if self._cgroup else {}
         info.details["cgroup"] = f"v{self._cgroup.version}" if self._cgroup else why
 
