@@ -45,6 +45,7 @@ from scorer.aggregate import KernelResult, summarize  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
 from scorer.checks.dynamic import _NO_CONTRACTION_CATEGORIES  # noqa: E402
 from scorer.tasks.suites import Suite, Task, load_suite  # noqa: E402
+from tests.hacks.gpu_corpus import clip  # noqa: E402
 
 # Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
 # ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
@@ -106,7 +107,7 @@ def _score(suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[
     try:
         score = _session(device).score(suite, task_id, kernel, device=device).to_dict()
     except Exception as exc:  # a scorer failure is a row, not the end of the run
-        score = {"verdict": "scorer_error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        score = {"verdict": "scorer_error", "error": clip(f"{type(exc).__name__}: {exc}")}
     return score, time.perf_counter() - t0
 
 
@@ -251,7 +252,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "roofline_share": floor_ms / kernel_ms if floor_ms and kernel_ms else None,
             "hacks": score.get("hacks", []), "flags": score.get("flags", []),
             "isolation": (score.get("isolation") or {}).get("missing", ["not recorded"]),
-            "error": (score.get("error") or "")[:1500], "wall_s": wall_s,
+            "error": clip(score.get("error") or ""), "wall_s": wall_s,
             "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
             "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
             "judge_calls": timing.get("judge_calls"), "judge_window_ms": timing.get("judge_window_ms"),
@@ -286,7 +287,10 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             speed = f"{r['speedup']:.3f}" if r["speedup"] else "-"
             extra = ""
             if r["verdict"] != "passed":
-                extra = f" | {[h['pattern'] for h in r['hacks']]} {r['error'][:200]}"
+                # A traceback's last lines name the error; a finding's first line says what it is.
+                error = r["error"].strip()
+                error = error[-300:] if "Traceback" in error else error[:200]
+                extra = f" | {[h['pattern'] for h in r['hacks']]} {error}"
             elif r["flags"]:
                 extra = f" | flags {[f['pattern'] for f in r['flags']]}"
             ratio = (f"{r['judge_bound_ms'] / r['kernel_ms']:.2f}, {r['baseline_judge_bound_ms'] / r['baseline_ms']:.2f}"

@@ -25,17 +25,22 @@ from scorer.checks.catalog import PATTERNS  # noqa: E402
 from tests.hacks.corpus import Entry, attack_entries, caught, clean_entries, clean_ok, score_entry  # noqa: E402
 
 
+def clip(text: str, keep: int = 3000) -> str:
+    # A traceback's last lines name the error: keep its head and its tail.
+    return text if len(text) <= keep else text[:keep // 3] + "\n[...]\n" + text[-2 * keep // 3:]
+
+
 def _run(entry: Entry, device: str) -> dict:
     start = time.perf_counter()
     try:
         score = score_entry(entry, device)
     except Exception as exc:  # a scorer failure is a row in the table, not the end of the run
         return {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": False,
-                "verdict": "scorer_error", "error": f"{type(exc).__name__}: {exc}"[:2000],
+                "verdict": "scorer_error", "error": clip(f"{type(exc).__name__}: {exc}"),
                 "seconds": round(time.perf_counter() - start, 2)}
     ok = caught(entry, score) if entry.pattern else clean_ok(score)
     return {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": ok, "verdict": score.verdict,
-            "hacks": score.hacks, "flags": score.flags, "error": (score.error or "")[:2000],
+            "hacks": score.hacks, "flags": score.flags, "error": clip(score.error or ""),
             "known_gap": entry.xfail, "seconds": round(time.perf_counter() - start, 2),
             "kernel_ms": score.timing.kernel_ms if score.timing else None,
             "judge_bound_ms": score.timing.judge_bound_ms if score.timing else None,
@@ -74,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         row = _run(entry, args.device)
         mark = "ok " if row["ok"] else ("gap" if row.get("known_gap") else "BAD")
         print(f"[{mark}] {row['name']:55s} {row['verdict']:14s} {row['seconds']:6.1f}s", flush=True)
+        if not row["ok"] and row.get("error"):
+            # Printed now and kept line by line: a call cut off by its time limit still shows why.
+            print("      " + row["error"][-600:].replace("\n", "\n      "), flush=True)
+        with open(args.out / "gpu_corpus_rows.jsonl", "a") as rows_file:
+            rows_file.write(json.dumps(row) + "\n")
         return row
 
     with ThreadPoolExecutor(max(1, args.workers)) as pool:
