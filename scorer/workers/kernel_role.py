@@ -483,6 +483,7 @@ class KernelRole:
         main = self.main
         current: list[Any] = []
         next_seed: list[int | None] = [None]
+        current_seed: list[int] = [0]
 
         def step(done: int) -> bool:
             """Tells the judge repetition `done` returned; its answer says whether that output is
@@ -499,6 +500,7 @@ class KernelRole:
             seed = next_seed[0]
             if seed is None:
                 raise RuntimeError(f"the judge sent no seed for timed repetition {rep}")
+            current_seed[0] = int(seed)
             current.extend(self._inputs(main, int(seed)))
             return current
 
@@ -512,7 +514,9 @@ class KernelRole:
             if not step(rep):
                 return None
             findings.extend(_CHECK_OUTPUT(out))
-            return [_kept(t) for t in as_output_list(out)]
+            kept = [_kept(t) for t in as_output_list(out)]
+            findings.extend(self._mutation_of_kept(rep, current, current_seed[0]))
+            return kept
 
         self._release()
         with torch.no_grad():
@@ -528,6 +532,21 @@ class KernelRole:
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
                       "findings": _findings(findings), **ship_header}
         return header_out, payload
+
+    def _mutation_of_kept(self, rep: int, args: list[Any], seed: int) -> list[Finding]:
+        """A kept repetition's inputs against the same seed drawn again. The judge says which
+        repetitions are kept only after each returns, so a kernel that writes over its inputs on
+        the calls it cannot see checked meets this check on any of them."""
+        assert self.main is not None
+        redrawn = self._inputs(self.main, seed)
+        # Tensors only: a drawn object's repr may hold its address, and nothing else is written in place.
+        changed = [i for i, (now, fresh) in enumerate(zip(args, redrawn))
+                   if isinstance(fresh, torch.Tensor) and not _unchanged(fresh, now)]
+        del redrawn
+        if not changed:
+            return []
+        return [Finding("input-mutation", f"forward() changed input(s) {changed} during timed repetition {rep} "
+                                          "(its inputs differ from the same seed drawn again)")]
 
     # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
     def batch_setup(self, request: KernelBatchSetup, payload: Any) -> tuple[dict[str, Any], Any]:
