@@ -534,6 +534,13 @@ _OPERATOR_DUNDERS = frozenset(
 ARITHMETIC_SHARE = 0.5
 
 
+# Tensor methods that hand a tensor's data to code outside torch (numpy, a Python list, any DLPack
+# consumer). What is computed there is out of every monitor's sight, so the floating-point
+# elements handed over in forward count as library work: numpy's matmul of exported operands is
+# the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
+_HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
+
+
 def _is_operator(func: Any) -> bool:
     name = getattr(func, "__name__", None)
     return isinstance(name, str) and (name in _OPERATOR_METHODS or name in _OPERATOR_DUNDERS)
@@ -545,10 +552,12 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
     from scorer.checks.static import is_denied_name
 
     name = getattr(func, "__name__", None)
-    if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
-        return None
     qualname = str(getattr(func, "__qualname__", "") or "")
     module = str(getattr(func, "__module__", "") or "")
+    if name in _HOST_EXPORTS and (qualname.startswith(("Tensor.", "TensorBase.")) or module == "torch._tensor"):
+        return f"torch.Tensor.{name}"
+    if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
+        return None
     if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor":
         full = f"torch.Tensor.{name}"
         verdict = static_rules._policy_verdict(full, policy) if policy is not None else None

@@ -73,7 +73,7 @@ class Turns:
         if event == "call":
             code = frame.f_code
             if code.co_filename in self.kernel_files:
-                self._note(f"{code.co_qualname if hasattr(code, 'co_qualname') else code.co_name} "
+                self._note(f"{code.co_qualname} "
                            f"({os.path.basename(code.co_filename)}:{code.co_firstlineno})")
         elif event == "c_call" and self.native_dirs:
             module = self._kernel_native(arg)
