@@ -541,6 +541,24 @@ ARITHMETIC_SHARE = 0.5
 _HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
 
 
+_HOST_EXPORT_KEYS = frozenset(f"torch.Tensor.{name}" for name in _HOST_EXPORTS)
+
+
+def _host_export_findings(work: dict[str, int], data_elements: int) -> list[Finding]:
+    """On a GPU the share is device time, and what the host computes from exported data takes none:
+    there, data handed out of torch is judged against the task's largest tensor instead (an
+    operator-only numpy forward on an H100 passed with its decoy's device time as all the work)."""
+    exported = {key: n for key, n in work.items() if key.split(" ", 1)[0] in _HOST_EXPORT_KEYS}
+    total = sum(exported.values())
+    if not data_elements or total < ARITHMETIC_SHARE * data_elements:
+        return []
+    where = ", ".join(f"{key} {n}" for key, n in sorted(exported.items(), key=lambda kv: -kv[1]))
+    return [Finding("baseline-library-call",
+                    f"forward handed {total} floating-point elements out of torch ({where}), against "
+                    f"{data_elements} in the task's largest tensor: what host code computes from them is no "
+                    "kernel of the solution's and takes no device time; compute it in a kernel")]
+
+
 def _is_operator(func: Any) -> bool:
     name = getattr(func, "__name__", None)
     return isinstance(name, str) and (name in _OPERATOR_METHODS or name in _OPERATOR_DUNDERS)
@@ -807,6 +825,7 @@ class LibraryCallMonitor:
         if device_times_us is not None:
             data = data_elements if isinstance(data_elements, int) else max(data_elements, default=0)
             found = share_findings(self.work_share(device_times_us, own_names), threshold, data)
+            found += _host_export_findings(self.work, data)
         else:
             found = calls_findings(self.call_shares(), threshold, data_elements, judged_library_work)
         if self.displaced:

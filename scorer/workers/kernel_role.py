@@ -572,7 +572,7 @@ class KernelRole:
 
     def _batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None
-        main, seeds, model = self.main, [int(s) for s in request.seeds], self.turns.kernel_call(self.model)
+        main, seeds, model = self.main, [int(s) for s in request.seeds], self.model
         # Each call of the judge-clocked batch runs under the library-call monitor as a timed call
         # does (the batch's time bounds the reported times, so its work counts as theirs), judged
         # call by call once the batch is done. That judgement is inside the judge's clock, but it
@@ -587,7 +587,9 @@ class KernelRole:
                 elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
             return out
 
-        batch_mod.run_batch(forward, lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
+        # The monitor's entry and exit are in the kernel's turn with forward: the reference
+        # worker's calibration of the per-call bookkeeping (under the same profile) has no monitor.
+        batch_mod.run_batch(self.turns.kernel_call(forward), lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
         findings = _where("in the judge-clocked batch", monitor.findings(
             elements[0] if elements else 0, judged_library_work=self.first_library_work)) + self.turns.take_findings()
         reply = {"ok": True, "findings": _findings(findings)}

@@ -21,6 +21,7 @@ import torch
 
 from scorer.judge import batch as batch_mod
 from scorer.checks.catalog import Finding
+from scorer.checks.turns import Turns
 from scorer.judge.compare import Rule, compare_outputs
 from scorer.judge.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput
@@ -341,7 +342,11 @@ class ReferenceRole:
         assert self.main is not None and self.bstate is not None
         module, seeds = self.main.module, self.bstate.seeds
         forward = (self.timed_model or self.main.model) if request.mode == "forward" else None
-        batch_mod.run_batch(forward, lambda i: make_inputs(module, seeds[i], self.device), self.bstate.slabs, self._sync)
+        # Bookkept as the kernel worker's batch is: under the same profile, off in forward.
+        turns = Turns.calibration()
+        with turns.scorer_turn("calibration"):
+            batch_mod.run_batch(forward and turns.kernel_call(forward), lambda i: make_inputs(module, seeds[i], self.device),
+                                self.bstate.slabs, self._sync)
         if self.device.type == "cpu":
             # On a CPU the kernel's batch reaches the judge as a payload file inside its clock; the
             # calibration ships the same slabs, so that transfer is not counted as the kernel's work.

@@ -440,6 +440,15 @@ def pop_dispatch_mode(x):
     from torch.utils._python_dispatch import _pop_mode
     _pop_mode()
     return x
+
+
+def numpy_row_sum(x):
+    import numpy as np
+    return torch.from_numpy(np.asarray(x) @ np.ones(x.shape[1], dtype=np.float32))
+
+
+def small_host_stats(x):
+    return x[:2, :2].tolist(), torch.arange(x.shape[0]).numpy()
 '''
 
 
@@ -792,3 +801,28 @@ def test_every_call_is_held_to_the_precision_of_the_float64_checked_one() -> Non
     assert "float16" in halved.evidence
     assert precision_consistency(noisy, ref, None, "float32", "seed 1") == []  # no bar: the error is not judged
     assert precision_consistency(noisy.half(), ref.half(), bar, "float16", "seed 1") == []
+
+
+def test_data_handed_to_numpy_is_library_work(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.numpy_row_sum(x)
+    assert sum(monitor.work.values()) == x.numel()
+    (f,) = monitor.findings(data_elements=x.numel())
+    assert f.pattern == "baseline-library-call" and "torch.Tensor.__array__ (kernel.py:" in f.evidence
+    # On a GPU the share is device time, which the host's numpy takes none of: judged by elements.
+    (g,) = [f for f in monitor.findings(x.numel(), {"own_kernel": 5.0}, ["own_kernel"])]
+    assert "handed 8192 floating-point elements out of torch" in g.evidence
+
+
+def test_small_or_integer_exports_are_not_library_work(monitored) -> None:
+    module, files = monitored
+    x = torch.randn(64, 128)
+    monitor = dc.LibraryCallMonitor(files)
+    with monitor:
+        module.small_host_stats(x)
+    assert [key.split(" ")[0] for key in monitor.work] == ["torch.Tensor.tolist"]
+    assert sum(monitor.work.values()) == 4  # on CPU, weighed against the own kernels' work
+    assert monitor.findings(x.numel(), {"own_kernel": 5.0}, ["own_kernel"]) == []

@@ -27,7 +27,12 @@ torch::Tensor swish(torch::Tensor x) {
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 32 << 20);
     cudaStreamAttrValue attr = {};
     attr.accessPolicyWindow.base_ptr = xc.data_ptr<float>();
-    attr.accessPolicyWindow.num_bytes = n * sizeof(float);
+    // A window is at most the device's maximum (an H100's is below a full-size swish input, and
+    // asking for more fails with invalid argument): cover what fits.
+    int device = 0, max_window = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device);
+    attr.accessPolicyWindow.num_bytes = std::min<size_t>((size_t)n * sizeof(float), (size_t)max_window);
     attr.accessPolicyWindow.hitRatio = 1.0f;
     attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
