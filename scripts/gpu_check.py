@@ -13,6 +13,8 @@ Parts (run all by default, or pick with --parts):
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
   launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
   start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server, walled or not
+  turns     tests/scorer/test_turns.py under the machine's Python, and benchmarks/turns_cost.py with each
+            mechanism (sys.monitoring on 3.12+, the profile function)
   real      tests/hacks/real/score_real.py: the real-model corpus (materialize it first; carry its folders)
   busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
             and beside it with exclusive timing (the agent frozen while a judge times)
@@ -387,6 +389,20 @@ def part_script(out: Path, name: str, script: str, budget: Budget) -> list[str]:
     return [f"{name} ({script}, exit {rc}):"] + ["  " + line for line in body[-10:] + err]
 
 
+def part_turns(out: Path, device: str, budget: Budget) -> list[str]:
+    """The turns' tests under this machine's Python (3.12+ takes sys.monitoring, which CI's 3.11
+    cannot), and their cost a batch call with each mechanism."""
+    rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/scorer/test_turns.py"],
+                           out / "turns_pytest.log", budget)
+    lines = [f"turns tests (exit {rc}): " + (text.split("\n--- stderr ---\n")[0].strip().splitlines() or ["?"])[-1]]
+    for extra in ([], ["--profile-function"]):
+        rc, text = _subprocess([sys.executable, "benchmarks/turns_cost.py", "--device", device, *extra],
+                               out / f"turns_cost{'_profile' if extra else ''}.log", budget)
+        lines += [f"turns cost{' (profile function)' if extra else ''} (exit {rc}):"] + [
+            "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()[-7:]]
+    return lines
+
+
 def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
     sweep_dir = out / "sweep"
     spec = ROOT / "examples" / "demo.toml"
@@ -503,6 +519,8 @@ def main() -> None:
                     "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()]
             elif part == "start":
                 lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
+            elif part == "turns":
+                lines = part_turns(args.out, args.device, budget)
             else:
                 lines = [f"unknown part {part}"]
         except Exception as exc:  # one broken part must not hide the others' results

@@ -9,10 +9,16 @@ forward returned it (126x on CPU, no finding). Its variants are endless (the tas
 globals, a torch function, a tensor method, a finaliser that fires when the scorer frees an input
 set), but they share one trait: Python code of kernel.py runs while it is the scorer's turn.
 
-So the scorer's turn runs under a profile function (`sys.setprofile`, this thread) that notes
-every call into code from the kernel's files, and every call of a C function from an extension
-module the kernel built (a `load_inline` module's function put where the scorer will call it).
-The kernel's turns switch it off, so forward pays nothing for it. Code only enters the scorer's
+So the scorer's turn notes every call into code from the kernel's files, and every call of a C
+function from an extension module the kernel built (a `load_inline` module's function put where
+the scorer will call it). On Python 3.12 and later this is `sys.monitoring` (PEP 669), armed once
+and never switched: a start of any code not the kernel's disables its own event at that place, so
+after the first calls only the kernel's code reports, and a flag says whose turn it is. Before
+3.12 it is a profile function (`sys.setprofile`, this thread) that the kernel's turns switch
+off. On 3.12 the profile function is a shim over `sys.monitoring`: each switch made every code
+object run next instrument itself again, and drawing a call's inputs under it cost about 1.5 ms
+more a call on an H200, which the judge's clock read as the kernel's time (12 of 46 suite
+solutions were timer-patching). Code only enters the scorer's
 turn through a call, which the profile function sees before the body runs; `exec`/`compile` of
 code under another file name is the guard's finding. What the profile function cannot see is
 native code the scorer never calls by name (a C++ override registered in torch's dispatcher):
@@ -24,12 +30,17 @@ from __future__ import annotations
 import os
 import sys
 import types
+from _thread import get_ident as _thread_ident
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from scorer.checks.catalog import Finding
 
 _MAX_NOTED = 5
+_MONITORING = getattr(sys, "monitoring", None)
+_TOOL_NAME = "kernelarena-turns"
+# Ids no standard tool claims (0 debugger, 1 coverage, 2 profiler, 5 optimizer) first.
+_TOOL_IDS = (3, 4, 0, 1, 2, 5)
 
 
 class Turns:
@@ -47,6 +58,7 @@ class Turns:
         self.reported = 0  # how many of `noted` a reply has carried
         self.step = ""
         self._native: dict[str, bool] = {}  # module name -> built by the kernel
+        self._kernel_depth = 0  # > 0 inside a kernel_call
 
     @classmethod
     def calibration(cls) -> "Turns":
@@ -90,9 +102,27 @@ class Turns:
             if module is not None:
                 self._note(f"{getattr(arg, '__name__', '?')} (native module {module})")
 
+    # --- sys.monitoring (3.12+): _Monitor calls these for the Turns attached to it ---------------
+    def _started(self, code: types.CodeType) -> None:
+        if self.step and not self._kernel_depth:
+            self._note(f"{code.co_qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})")
+
+    def _called_native(self, func: Any, module: str) -> None:
+        if self.step and not self._kernel_depth:
+            self._note(f"{getattr(func, '__name__', '?')} (native module {module})")
+
     @contextmanager
     def scorer_turn(self, step: str) -> Iterator[None]:
         """The scorer's step `step`: the kernel's code has no business running in it."""
+        monitor = _monitor()
+        if monitor is not None:
+            previous_step, self.step = self.step, step
+            monitor.attach(self, restart=True)
+            try:
+                yield
+            finally:
+                self.step = previous_step
+            return
         previous_step, previous = self.step, sys.getprofile()
         self.step = step
         sys.setprofile(self._profile)
@@ -103,8 +133,19 @@ class Turns:
             self.step = previous_step
 
     def kernel_call(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """`fn` (ModelNew, its `to`) run as the kernel's turn: the profile function is off in it."""
+        """`fn` (ModelNew, its `to`) run as the kernel's turn: nothing is noted in it."""
         def call(*args: Any, **kwargs: Any) -> Any:
+            monitor = _monitor()
+            if monitor is not None:
+                if monitor.turns is not self:
+                    monitor.attach(self, restart=True)
+                self._kernel_depth += 1
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    self._kernel_depth -= 1
+                    # Re-armed whatever forward did to the scorer's tool (freed it, cleared its events).
+                    monitor.attach(self, restart=False)
             outer = sys.getprofile()
             sys.setprofile(None)
             try:
@@ -127,3 +168,89 @@ class Turns:
                         "there (while the scorer draws inputs, copies outputs or flushes the cache) is neither "
                         "timed nor watched: a patched task module, torch function, tensor method or finaliser "
                         "runs the kernel's code there")]
+
+
+class _Monitor:
+    """The process's one `sys.monitoring` tool for the turns: PY_START and PY_RESUME (code
+    starting or resuming) and CALL (a C function called), reported to the Turns attached last.
+    Only the thread that armed it is judged: `sys.monitoring` sees every thread, the profile
+    function saw one."""
+
+    def __init__(self) -> None:
+        mon = _MONITORING
+        for tool in _TOOL_IDS:
+            if mon.get_tool(tool) is None:
+                mon.use_tool_id(tool, _TOOL_NAME)
+                break
+        else:
+            raise RuntimeError("no sys.monitoring tool id is free")
+        self.tool = tool
+        self.thread = _thread_ident()
+        self.turns: Turns | None = None
+        events = mon.events
+        self.callbacks: dict[int, Any] = {events.PY_START: self._on_start, events.PY_RESUME: self._on_start,
+                                          events.CALL: self._on_call}
+        self.events = events.PY_START | events.PY_RESUME | events.CALL
+        self.armed = False
+
+    def _on_start(self, code: types.CodeType, _offset: int) -> Any:
+        try:
+            turns = self.turns
+            if turns is None or code.co_filename not in turns.kernel_files:
+                return _MONITORING.DISABLE  # not the kernel's: silent at this place until a restart
+            if _thread_ident() == self.thread:
+                turns._started(code)
+        except Exception:
+            pass  # a note missed is better than the scorer's own call failing
+        return None
+
+    def _on_call(self, _code: types.CodeType, _offset: int, func: Any, _arg0: Any) -> Any:
+        try:
+            turns = self.turns
+            module = turns._kernel_native(func) if turns is not None and turns.native_dirs else None
+            if module is None:
+                return _MONITORING.DISABLE
+            if _thread_ident() == self.thread:
+                turns._called_native(func, module)
+        except Exception:
+            pass
+        return None
+
+    def attach(self, turns: Turns, restart: bool) -> None:
+        """Reports to `turns` from now on. Re-arms the tool where the kernel's code changed it (a
+        finding). `restart` (each scorer turn) re-enables the places silenced since: code run
+        while another Turns was attached, and CALL sites, so that one that later calls a
+        kernel-built function reports it."""
+        mon = _MONITORING
+        self.turns = turns
+        intact = mon.get_tool(self.tool) == _TOOL_NAME
+        if not intact:
+            if mon.get_tool(self.tool) is not None:
+                mon.free_tool_id(self.tool)
+            mon.use_tool_id(self.tool, _TOOL_NAME)
+        for event, callback in self.callbacks.items():
+            if mon.register_callback(self.tool, event, callback) is not callback:
+                intact = False
+        if mon.get_events(self.tool) != self.events:
+            intact = False
+            mon.set_events(self.tool, self.events)
+        if self.armed and not intact:
+            turns._note("a change to the scorer's sys.monitoring tool")
+        self.armed = True
+        if restart:
+            mon.restart_events()
+
+
+_MONITORS: list[_Monitor] = []
+_MONITOR_FAILED: list[bool] = [_MONITORING is None]
+
+
+def _monitor() -> _Monitor | None:
+    """The process's monitor (made on first use), or None before 3.12 or where no tool id is
+    free: the profile function then."""
+    if not _MONITORS and not _MONITOR_FAILED[0]:
+        try:
+            _MONITORS.append(_Monitor())
+        except Exception:
+            _MONITOR_FAILED[0] = True
+    return _MONITORS[0] if _MONITORS else None

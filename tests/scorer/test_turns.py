@@ -4,6 +4,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 from scorer.checks.turns import Turns
 
 KERNEL = '''
@@ -98,3 +100,40 @@ def test_a_kernel_built_extension_is_noted_and_tritons_generated_launchers_are_n
     assert turns._kernel_native(_CFunctionOf("__triton_launcher_turns")) is None
     assert turns._kernel_native(_CFunctionOf("kernel_ext_turns")) == "kernel_ext_turns"
     assert turns._kernel_native(_CFunctionOf("math")) is None
+
+
+def test_kernel_code_first_run_under_another_turns_is_still_noted(tmp_path):
+    """Code that started while a Turns without the kernel's files was attached (the worker's own
+    before load) is silenced there by sys.monitoring; the next scorer turn re-enables it."""
+    import torch
+
+    module, turns = _kernel(tmp_path)
+    draw = module.draw_patch(torch.randn)
+    with Turns(frozenset()).scorer_turn("set-up"):
+        draw(2)
+    with turns.scorer_turn("drawing inputs"):
+        draw(2)
+    found = turns.take_findings()
+    assert len(found) == 1 and "drawn (kernel.py:" in found[0].evidence
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_a_forward_that_switches_off_the_scorers_monitoring_tool_is_noted_and_undone(tmp_path):
+    import torch
+
+    from scorer.checks import turns as turns_mod
+
+    module, turns = _kernel(tmp_path)
+
+    def tamper(x):
+        tool = turns_mod._monitor().tool
+        sys.monitoring.set_events(tool, 0)
+        return module.forward(x)
+
+    forward = turns.kernel_call(tamper)
+    with turns.scorer_turn("timing"):
+        forward(torch.ones(3))
+        module.draw_patch(torch.randn)(2)
+    evidence = " ".join(f.evidence for f in turns.take_findings())
+    assert "a change to the scorer's sys.monitoring tool" in evidence
+    assert "drawn (kernel.py:" in evidence, "the tool was re-armed after forward"
