@@ -424,6 +424,12 @@ class KernelRole:
             del fresh
             records.append(self._watched_call(self.model, first, specs, "refill-0-with-1"))
         del first
+        # An error on the repeat or the refill is the kernel's runtime error, with its text (and,
+        # out of memory on a crowded GPU, the scorer's: scoring.py); read as missing outputs it
+        # was a caching-memoization verdict on an H100 under 8 scorings.
+        extra_error = next((r.error for r in records[len(seeds):] if r.error), None)
+        if extra_error:
+            return _error("runtime_error", extra_error)
         for j, alt in enumerate(request.alt):
             self._between_trials()
             records.append(self._alt_call(j, alt))

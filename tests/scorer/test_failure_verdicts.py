@@ -98,3 +98,11 @@ def test_forged_reply_is_runtime_error_not_a_judge_crash(demo: Suite) -> None:
     score = score_file(demo, "swish", KERNELS / "forges_reply.py", skip_timing=True)
     assert score.verdict == "runtime_error"
     assert "malformed reply" in (score.error or "")
+
+
+def test_an_error_on_the_repeat_or_refill_trial_is_a_runtime_error_not_a_finding(demo: Suite) -> None:
+    # An H100 under 8 scorings read an error on the refill trial as caching-memoization ("no
+    # outputs returned"): a hack verdict for what the kernel's error text explains.
+    score = score_file(demo, "swish", KERNELS / "raises_on_refill.py", skip_timing=True)
+    assert score.verdict == "runtime_error", (score.verdict, score.hacks)
+    assert "out of scratch space" in (score.error or "") and "refill-0-with-1" in (score.error or "")
