@@ -334,13 +334,24 @@ def _text(data: str | bytes | None) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
 
 
+_STDERR = "\n--- stderr ---\n"  # between a part's stdout and stderr in its log
+
+
+def _out_lines(text: str) -> list[str]:
+    return text.split(_STDERR)[0].strip().splitlines()
+
+
+def _err_lines(text: str) -> list[str]:
+    return text.split(_STDERR)[-1].strip().splitlines()
+
+
 def _subprocess(cmd: list[str], log: Path, budget: Budget) -> tuple[int, str]:
     timeout = max(30.0, budget.left_s() - 15)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
-        text, rc = proc.stdout + "\n--- stderr ---\n" + proc.stderr, proc.returncode
+        text, rc = proc.stdout + _STDERR + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        text = f"{_text(exc.stdout)}\n--- stderr ---\n{_text(exc.stderr)}\n(killed after {timeout:.0f} s)"
+        text = f"{_text(exc.stdout)}{_STDERR}{_text(exc.stderr)}\n(killed after {timeout:.0f} s)"
         rc = 124
     log.write_text(text)
     return rc, text
@@ -354,7 +365,7 @@ def part_corpus(out: Path, device: str, kind: str, budget: Budget, only: str, wo
     if only:
         cmd += ["--only", only]
     rc, text = _subprocess(cmd, out / f"{kind}.log", budget)
-    tail = text.split("\n--- stderr ---\n")[0].strip().splitlines()[-32:]
+    tail = _out_lines(text)[-32:]
     return [f"{kind} corpus (exit {rc}):"] + ["  " + line for line in tail]
 
 
@@ -362,7 +373,7 @@ def part_stability(out: Path, device: str, budget: Budget) -> list[str]:
     cmd = [sys.executable, str(ROOT / "benchmarks/timing_stability.py"), "--device", device,
            "--json", str(out / "stability.json")] + (["--small"] if device == "cpu" else [])
     rc, text = _subprocess(cmd, out / "stability.log", budget)
-    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    body = _out_lines(text)
     return [f"timing stability (exit {rc}):"] + ["  " + line for line in body[-24:]]
 
 
@@ -375,7 +386,7 @@ def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> lis
     files = [f for f in files_csv.split(",") if f]
     rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", *files],
                            out / "pytest_gpu.log", budget)
-    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    body = _out_lines(text)
     failed = [line for line in body if line.startswith(("FAILED", "ERROR"))][:10]
     return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
 
@@ -384,8 +395,8 @@ def part_script(out: Path, name: str, script: str, budget: Budget) -> list[str]:
     """A benchmark script of its own (it prints its table last)."""
     rc, text = _subprocess([sys.executable, str(ROOT / script), "--json", str(out / f"{name}.json")],
                            out / f"{name}.log", budget)
-    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
-    err = text.split("\n--- stderr ---\n")[-1].strip().splitlines()[-6:] if rc else []
+    body = _out_lines(text)
+    err = _err_lines(text)[-6:] if rc else []
     return [f"{name} ({script}, exit {rc}):"] + ["  " + line for line in body[-10:] + err]
 
 
@@ -394,12 +405,12 @@ def part_turns(out: Path, device: str, budget: Budget) -> list[str]:
     cannot), and their cost a batch call with each mechanism."""
     rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/scorer/test_turns.py"],
                            out / "turns_pytest.log", budget)
-    lines = [f"turns tests (exit {rc}): " + (text.split("\n--- stderr ---\n")[0].strip().splitlines() or ["?"])[-1]]
+    lines = [f"turns tests (exit {rc}): " + (_out_lines(text) or ["?"])[-1]]
     for extra in ([], ["--profile-function"]):
         rc, text = _subprocess([sys.executable, "benchmarks/turns_cost.py", "--device", device, *extra],
                                out / f"turns_cost{'_profile' if extra else ''}.log", budget)
         lines += [f"turns cost{' (profile function)' if extra else ''} (exit {rc}):"] + [
-            "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()[-7:]]
+            "  " + line for line in _out_lines(text)[-7:]]
     return lines
 
 
@@ -429,9 +440,9 @@ def part_busy(out: Path, device: str, budget: Budget, tasks: str) -> list[str]:
     if tasks:
         cmd += ["--tasks", tasks]
     rc, text = _subprocess(cmd, out / "busy.log", budget)
-    body = text.split("\n--- stderr ---\n")[0].strip().splitlines()
+    body = _out_lines(text)
     table = [line for line in body if line.startswith(("|", "median", "agent"))]
-    err = text.split("\n--- stderr ---\n")[-1].strip().splitlines()[-6:] if rc else []
+    err = _err_lines(text)[-6:] if rc else []
     return [f"busy device (benchmarks/busy_device.py, exit {rc}):"] + ["  " + line for line in table + err]
 
 
@@ -516,7 +527,7 @@ def main() -> None:
                        "--out", str(args.out / "real"), "--workers", str(args.workers)]
                 rc, text = _subprocess(cmd + (["--only", args.only] if args.only else []), args.out / "real.log", budget)
                 lines = [f"real corpus (tests/hacks/real/score_real.py, exit {rc}):"] + [
-                    "  " + line for line in text.split("\n--- stderr ---\n")[0].strip().splitlines()]
+                    "  " + line for line in _out_lines(text)]
             elif part == "start":
                 lines = part_script(args.out, "worker_start", "benchmarks/worker_start.py", budget)
             elif part == "turns":

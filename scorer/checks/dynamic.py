@@ -539,8 +539,6 @@ ARITHMETIC_SHARE = 0.5
 # elements handed over in forward count as library work: numpy's matmul of exported operands is
 # the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
 _HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
-
-
 _HOST_EXPORT_KEYS = frozenset(f"torch.Tensor.{name}" for name in _HOST_EXPORTS)
 
 
@@ -572,11 +570,12 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
     name = getattr(func, "__name__", None)
     qualname = str(getattr(func, "__qualname__", "") or "")
     module = str(getattr(func, "__module__", "") or "")
-    if name in _HOST_EXPORTS and (qualname.startswith(("Tensor.", "TensorBase.")) or module == "torch._tensor"):
+    tensor_method = qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor"
+    if tensor_method and name in _HOST_EXPORTS:
         return f"torch.Tensor.{name}"
     if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
         return None
-    if qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor":
+    if tensor_method:
         full = f"torch.Tensor.{name}"
         verdict = static_rules._policy_verdict(full, policy) if policy is not None else None
         if verdict is not None:

@@ -15,10 +15,10 @@ the scorer will call it). On Python 3.12 and later this is `sys.monitoring` (PEP
 and never switched: a start of any code not the kernel's disables its own event at that place, so
 after the first calls only the kernel's code reports, and a flag says whose turn it is. Before
 3.12 it is a profile function (`sys.setprofile`, this thread) that the kernel's turns switch
-off. On 3.12 the profile function is a shim over `sys.monitoring`: each switch made every code
-object run next instrument itself again, and drawing a call's inputs under it cost about 1.5 ms
-more a call on an H200, which the judge's clock read as the kernel's time (12 of 46 suite
-solutions were timer-patching). Code only enters the scorer's
+off. With the profile function on an H200's Python 3.12, the judge's clock read about 1.2 ms a
+batch call more than the kernel's timer (12 of 46 suite solutions were timer-patching); the
+likely cause is that on 3.12 the profile function is a shim over `sys.monitoring`, and each
+switch makes every code object run next instrument itself again. Code only enters the scorer's
 turn through a call, which the profile function sees before the body runs; `exec`/`compile` of
 code under another file name is the guard's finding. What the profile function cannot see is
 native code the scorer never calls by name (a C++ override registered in torch's dispatcher):
@@ -62,12 +62,11 @@ class Turns:
 
     @classmethod
     def calibration(cls) -> "Turns":
-        """The kernel worker's profile function with nothing to note, for the reference worker's
-        batch. The judge takes that batch's per-call cost of drawing inputs and copying outputs
-        off the kernel's batch, whose draws run under the profile: unprofiled there, the
-        difference (about 1.2 ms a call on an H100 under load) read as the kernel's time, and 24
-        of 47 suite solutions were timer-patching. A folder no module is loaded from keeps every
-        C call on the kernel worker's path."""
+        """The kernel worker's watch with nothing to note, for the reference worker's batch. The
+        judge takes that batch's per-call cost of drawing inputs and copying outputs off the
+        kernel's batch, whose draws run under the watch: unwatched there, the difference read as
+        the kernel's time (24 of 47 suite solutions were timer-patching on an H100). A folder no
+        module is loaded from keeps every C call on the kernel worker's path."""
         return cls(frozenset(), (os.path.join(os.sep, "nonexistent", "kernelarena-no-kernel"),))
 
     def _note(self, what: str) -> None:
@@ -95,14 +94,13 @@ class Turns:
         if event == "call":
             code = frame.f_code
             if code.co_filename in self.kernel_files:
-                self._note(f"{code.co_qualname} "
-                           f"({os.path.basename(code.co_filename)}:{code.co_firstlineno})")
+                self._started(code)
         elif event == "c_call" and self.native_dirs:
             module = self._kernel_native(arg)
             if module is not None:
-                self._note(f"{getattr(arg, '__name__', '?')} (native module {module})")
+                self._called_native(arg, module)
 
-    # --- sys.monitoring (3.12+): _Monitor calls these for the Turns attached to it ---------------
+    # The profile function (installed in the scorer's turn only) and _Monitor report through these.
     def _started(self, code: types.CodeType) -> None:
         if self.step and not self._kernel_depth:
             self._note(f"{code.co_qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})")
@@ -241,16 +239,16 @@ class _Monitor:
             mon.restart_events()
 
 
-_MONITORS: list[_Monitor] = []
-_MONITOR_FAILED: list[bool] = [_MONITORING is None]
+# The process's monitor once first asked for: [] until then, [None] where there is none.
+_MONITOR: list[_Monitor | None] = [] if _MONITORING is not None else [None]
 
 
 def _monitor() -> _Monitor | None:
     """The process's monitor (made on first use), or None before 3.12 or where no tool id is
     free: the profile function then."""
-    if not _MONITORS and not _MONITOR_FAILED[0]:
+    if not _MONITOR:
         try:
-            _MONITORS.append(_Monitor())
+            _MONITOR.append(_Monitor())
         except Exception:
-            _MONITOR_FAILED[0] = True
-    return _MONITORS[0] if _MONITORS else None
+            _MONITOR.append(None)
+    return _MONITOR[0]
