@@ -205,7 +205,11 @@ class _Monitor:
     def _on_call(self, _code: types.CodeType, _offset: int, func: Any, _arg0: Any) -> Any:
         try:
             turns = self.turns
-            module = turns._kernel_native(func) if turns is not None and turns.native_dirs else None
+            # CALL reports every callable, the task module's Python functions and classes too (on an
+            # H100 every suite solution read as a finding for the scorer's call of get_inputs): as
+            # with the profile function's c_call, only C functions; Python code reports PY_START.
+            module = (turns._kernel_native(func) if turns is not None and turns.native_dirs
+                      and isinstance(func, types.BuiltinFunctionType) else None)
             if module is None:
                 return _MONITORING.DISABLE
             if _thread_ident() == self.thread:
