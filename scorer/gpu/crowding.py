@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 from scorer.gpu.contention import nvml_handle, own_tree, pid_namespace_is_nvmls, process_table
 from scorer.workers.memory import USABLE_SHARE
@@ -61,8 +61,12 @@ def crowded_out(memory: DeviceMemory, requested: int, usable_share: float = USAB
     return memory.foreign > headroom and memory.own + requested <= usable_share * memory.total
 
 
-def read_device_memory(gpu_key: str | None) -> tuple[DeviceMemory | None, str]:
-    """(the reading, "") or (None, why NVML could not tell own from foreign memory)."""
+def read_device_memory(gpu_key: str | None, roots: Collection[int] = ()) -> tuple[DeviceMemory | None, str]:
+    """(the reading, "") or (None, why NVML could not tell own from foreign memory). `roots`: this
+    scoring's worker processes, whose trees are its own; without them the judge's whole tree. A
+    session scoring several kernels at once forks every scoring's workers under one judge: on an
+    H100 with 8 at once an honest gelu's out-of-memory read as "75.2 GiB this scoring's, 0.0 GiB
+    held by 0 other process(es)", the seven other scorings counted as its own."""
     nvml, handle, why = nvml_handle(gpu_key)
     if handle is None:
         return None, why
@@ -73,7 +77,9 @@ def read_device_memory(gpu_key: str | None) -> tuple[DeviceMemory | None, str]:
         processes = list(nvml.nvmlDeviceGetComputeRunningProcesses(handle))
     except Exception as exc:  # NVMLError's subclasses: none is the kernel's doing
         return None, f"NVML could not read the device's memory: {exc}"
-    return split_by_owner(total, processes, own_tree(process_table()))
+    table = process_table()
+    tree = set().union(*(own_tree(table, root) for root in roots)) if roots else own_tree(table)
+    return split_by_owner(total, processes, tree)
 
 
 def split_by_owner(total: int, processes: list[Any], tree: set[int]) -> tuple[DeviceMemory | None, str]:

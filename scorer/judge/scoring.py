@@ -210,6 +210,7 @@ class Judge:
         self._native: NativeWatch | None = None
         self._memory_note = ""
         self._gpu_key: str | None = None
+        self._scoring_pids: tuple[int, ...] = ()  # this scoring's kernel and reference workers
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -290,6 +291,7 @@ class Judge:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
         self._gpu_key = ref.gpu_key()
+        self._scoring_pids = tuple(w.proc.pid for w in (worker, ref.worker) if w.proc is not None)
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         self._check_wall(worker, score)
         if ref.gpu_key():
@@ -354,7 +356,7 @@ class Judge:
         what the device held is kept (`_memory_note`) for the error text."""
         if self.device.type != "cuda" or not any(sign in error for sign in _OOM_SIGNS) or self._memory_note:
             return
-        memory, why = crowding.read_device_memory(self._gpu_key)
+        memory, why = crowding.read_device_memory(self._gpu_key, self._scoring_pids)
         if memory is None:
             self._memory_note = f" (whose memory filled the device is unknown: {why})"
             return

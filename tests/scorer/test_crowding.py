@@ -62,15 +62,39 @@ def test_memory_is_split_by_this_process_tree_not_by_name() -> None:
         child.wait()
 
 
-def _fake_nvml(foreign_bytes: int, own_bytes: int) -> types.ModuleType:
+def test_a_scorings_own_memory_is_its_workers_not_its_sibling_scorings(monkeypatch) -> None:
+    """A session forks every scoring's workers under one judge: the memory of another scoring's
+    worker is a neighbour's, though it is in the judge's tree."""
+    ours, sibling = (subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) for _ in range(2))
+    try:
+        table = process_table()
+        entries = [types.SimpleNamespace(pid=ours.pid, usedGpuMemory=12 * GIB),
+                   types.SimpleNamespace(pid=sibling.pid, usedGpuMemory=62 * GIB)]
+        whole, _ = crowding.split_by_owner(TOTAL, entries, own_tree(table))
+        assert whole == crowding.DeviceMemory(TOTAL, 74 * GIB, 0, 0)
+        monkeypatch.setitem(sys.modules, "pynvml", _nvml_of(entries))
+        memory, why = crowding.read_device_memory("GPU-crowded", roots=(ours.pid,))
+        assert why == "" and memory == crowding.DeviceMemory(TOTAL, 12 * GIB, 62 * GIB, 1)
+        assert crowding.crowded_out(memory, 4 * GIB)
+    finally:
+        for child in (ours, sibling):
+            child.kill()
+            child.wait()
+
+
+def _nvml_of(entries: list[types.SimpleNamespace]) -> types.ModuleType:
     nvml = types.ModuleType("pynvml")
     nvml.nvmlInit = lambda: None
     nvml.nvmlDeviceGetHandleByUUID = lambda uuid: uuid if uuid == "GPU-crowded" else (_ for _ in ()).throw(KeyError(uuid))
-    nvml.nvmlDeviceGetMemoryInfo = lambda handle: types.SimpleNamespace(total=TOTAL, used=foreign_bytes + own_bytes)
-    nvml.nvmlDeviceGetComputeRunningProcesses = lambda handle: [
-        types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=own_bytes),
-        types.SimpleNamespace(pid=1, usedGpuMemory=foreign_bytes)]
+    nvml.nvmlDeviceGetMemoryInfo = lambda handle: types.SimpleNamespace(
+        total=TOTAL, used=sum(e.usedGpuMemory for e in entries))
+    nvml.nvmlDeviceGetComputeRunningProcesses = lambda handle: list(entries)
     return nvml
+
+
+def _fake_nvml(foreign_bytes: int, own_bytes: int) -> types.ModuleType:
+    return _nvml_of([types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=own_bytes),
+                     types.SimpleNamespace(pid=1, usedGpuMemory=foreign_bytes)])
 
 
 def _cuda_judge(demo: Suite) -> Judge:
