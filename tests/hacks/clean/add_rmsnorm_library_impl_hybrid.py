@@ -1,7 +1,10 @@
 # task: add_rmsnorm
-# An op defined with torch.library.Library whose Python kernel does the residual add in torch (one
-# operation an element) and launches a Triton kernel for the norm (about five), called as
-# torch.ops.<ns>.<op>: the library's share inside the op's body is small, as in any honest hybrid.
+# An op defined with torch.library.Library whose Python kernel runs two Triton kernels (the
+# residual add with each row's mean square, then the scaling) and does one step in torch between
+# them: the rsqrt of the per-row mean squares, one element a row. Called as torch.ops.<ns>.<op>:
+# the library's share inside the op's body is small, as in any honest hybrid. (Its first version
+# did the whole residual add in torch: on an H100 that add took 61% of forward's device time, a
+# hybrid the own-work rule rightly rejects.)
 import torch
 import torch.nn as nn
 import triton
@@ -12,21 +15,35 @@ _LIB.define("add_rmsnorm(Tensor x, Tensor residual, Tensor weight, float eps) ->
 
 
 @triton.jit
-def _rmsnorm(h_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK: tl.constexpr):
+def _add_mean_square(x_ptr, r_ptr, h_ptr, ms_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    h = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0) + tl.load(r_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(h_ptr + row * n_cols + cols, h, mask=mask)
+    tl.store(ms_ptr + row, tl.sum(h * h, axis=0) / n_cols)
+
+
+@triton.jit
+def _scale(h_ptr, inv_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     h = tl.load(h_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    inv = tl.rsqrt(tl.sum(h * h, axis=0) / n_cols + eps)
     w = tl.load(w_ptr + cols, mask=mask, other=0.0)
-    tl.store(y_ptr + row * n_cols + cols, h * inv * w, mask=mask)
+    tl.store(y_ptr + row * n_cols + cols, h * tl.load(inv_ptr + row) * w, mask=mask)
 
 
 def _add_rmsnorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    h = (x + residual).contiguous()
-    rows, hidden = h.shape
+    x, residual = x.contiguous(), residual.contiguous()
+    rows, hidden = x.shape
+    block = triton.next_power_of_2(hidden)
+    h = torch.empty_like(x)
+    mean_square = torch.empty(rows, device=x.device, dtype=torch.float32)
+    _add_mean_square[(rows,)](x, residual, h, mean_square, hidden, BLOCK=block)
+    inv = torch.rsqrt(mean_square + eps)
     y = torch.empty_like(h)
-    _rmsnorm[(rows,)](h, weight, y, hidden, eps, BLOCK=triton.next_power_of_2(hidden))
+    _scale[(rows,)](h, inv, weight, y, hidden, BLOCK=block)
     return y
 
 
