@@ -10,6 +10,9 @@ kernel's time. Rows, each the median per call over `--calls`:
   turns       the same in a scorer turn, forward as the kernel's turn (what the kernel worker runs)
   calibration the draw alone in Turns.calibration()'s turn (what the reference worker deducts)
   draw only   the draw alone, nothing of ours
+  turn entry  a scorer turn entered (sys.monitoring: restarted) and one call in it, each time: less the
+              `turns` row, what entering a turn costs the call after it (the judge-clocked batch's
+              turn does not restart, its set-up's does; a batch of a few calls would count it)
 The forward is the task's reference Model. Python 3.12+ uses sys.monitoring, earlier the profile
 function; the table says which.
 """
@@ -86,15 +89,22 @@ def main() -> None:
     with Turns.calibration().scorer_turn("calibration"):
         rows.append(("calibration (draw only)", per_call(draw)))
     rows.append(("draw only, no turns", per_call(draw)))
+
+    def entered(seed: int) -> None:
+        with turns.scorer_turn("benchmark"):
+            in_turns(seed)
+
+    rows.append(("turn entry + one call", per_call(entered)))
     mechanism = "sys.monitoring" if turns_mod._monitor() is not None else "sys.setprofile"
     print(f"Python {sys.version.split()[0]}, turns by {mechanism}, {args.task} on {args.device}, "
           f"{args.calls} calls a row")
     print(f"{'row':28s} {'ms a call':>10s}")
     for label, ms in rows:
         print(f"{label:28s} {ms:10.4f}")
-    plain_ms, turns_ms, calib_ms, draw_ms = (ms for _, ms in rows)
+    plain_ms, turns_ms, calib_ms, draw_ms, entry_ms = (ms for _, ms in rows)
     print(f"turns add {turns_ms - plain_ms:.4f} ms a call; the calibration deducts "
-          f"{calib_ms - draw_ms:.4f} ms of it; unexplained {turns_ms - plain_ms - (calib_ms - draw_ms):.4f} ms")
+          f"{calib_ms - draw_ms:.4f} ms of it; unexplained {turns_ms - plain_ms - (calib_ms - draw_ms):.4f} ms; "
+          f"entering a turn adds {entry_ms - turns_ms:.4f} ms to the call after it")
 
 
 if __name__ == "__main__":

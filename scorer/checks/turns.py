@@ -110,12 +110,17 @@ class Turns:
             self._note(f"{getattr(func, '__name__', '?')} (native module {module})")
 
     @contextmanager
-    def scorer_turn(self, step: str) -> Iterator[None]:
-        """The scorer's step `step`: the kernel's code has no business running in it."""
+    def scorer_turn(self, step: str, restart: bool = True) -> Iterator[None]:
+        """The scorer's step `step`: the kernel's code has no business running in it. `restart=False`
+        (sys.monitoring): the places silenced since this Turns' last restart stay silent, for a step
+        that follows one which restarted with no code of the kernel's run between but what it ran
+        itself (the judge-clocked batch after its set-up). A restart makes every code object run next
+        instrument itself again, a cost the batch's clock would count; a call site the kernel swaps a
+        function into during forward is missed by the calls after it either way (docs/HACKS.md)."""
         monitor = _monitor()
         if monitor is not None:
             previous_step, self.step = self.step, step
-            monitor.attach(self, restart=True)
+            monitor.attach(self, restart=restart or monitor.turns is not self)
             try:
                 yield
             finally:

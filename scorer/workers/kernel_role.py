@@ -565,15 +565,22 @@ class KernelRole:
         for slab in self.slabs:
             slab.fill_(float("nan") if slab.is_floating_point() else 0)
         assert self.model is not None and self.main is not None
-        main, warm_seed = self.main, int(request.warm_seed)
-        batch_mod.warm_up(self.turns.kernel_call(self.model), lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
+        main, warm_seed, model = self.main, int(request.warm_seed), self.model
+        monitor = self._monitor()  # unjudged: the warm-up runs the batch's code path, not its calls
+
+        def forward(*args: Any) -> Any:
+            with monitor:
+                return model(*args)
+
+        batch_mod.warm_up(self.turns.kernel_call(forward), lambda: self._inputs(main, warm_seed), self._sync, self.device.type,
                           self.clock.perf_counter)
         if self.device.type == "cuda":
             return {"ok": True, "shared": {"slabs": share(self.slabs)}}, None
         return {"ok": True}, None
 
     def batch(self, request: KernelBatch, payload: Any) -> tuple[dict[str, Any], Any]:
-        with self.turns.scorer_turn("the judge-clocked batch"):
+        # No restart: the set-up's turn restarted right before it, and the warm-up ran this path.
+        with self.turns.scorer_turn("the judge-clocked batch", restart=False):
             return self._batch(request, payload)
 
     def _batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:

@@ -121,6 +121,7 @@ class ReferenceRole:
         self.timed_seeds: list[int] = []
         self.timed_expected: dict[int, list[torch.Tensor]] = {}
         self.bstate: BatchState | None = None
+        self.batch_turns = Turns.calibration()
         self.timed_model: Any = None  # what the baseline is timed as (eager, or torch.compile'd)
         self.continued = 0  # times this process was continued after a stop
         self._count_stops()
@@ -332,8 +333,11 @@ class ReferenceRole:
         self.bstate = BatchState([int(s) for s in request.seeds][:calls], shapes=[tuple(shape) for shape, _ in specs])
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
         module, seed = self.main.module, self.main.seeds[0]
-        batch_mod.warm_up(self.timed_model or self.main.model, lambda: make_inputs(module, seed, self.device), self._sync,
-                          self.device.type)
+        # The batches' watch (below) restarts here, as the kernel worker's does at its set-up.
+        self.batch_turns = Turns.calibration()
+        forward = self.batch_turns.kernel_call(self.timed_model or self.main.model)
+        with self.batch_turns.scorer_turn("calibration set-up"):
+            batch_mod.warm_up(forward, lambda: make_inputs(module, seed, self.device), self._sync, self.device.type)
         return {"ok": True, "flush_ms": self._flush_ms()}, None
 
     def batch(self, request: ReferenceBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -343,8 +347,8 @@ class ReferenceRole:
         module, seeds = self.main.module, self.bstate.seeds
         forward = (self.timed_model or self.main.model) if request.mode == "forward" else None
         # Bookkept as the kernel worker's batch is: under the same profile, off in forward.
-        turns = Turns.calibration()
-        with turns.scorer_turn("calibration"):
+        turns = self.batch_turns
+        with turns.scorer_turn("calibration", restart=False):
             batch_mod.run_batch(forward and turns.kernel_call(forward), lambda i: make_inputs(module, seeds[i], self.device),
                                 self.bstate.slabs, self._sync)
         if self.device.type == "cpu":

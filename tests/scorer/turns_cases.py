@@ -117,6 +117,22 @@ def kernel_code_first_run_under_another_turns_is_still_noted(tmp: Path) -> None:
     assert "drawn (kernel.py:" in _evidence(turns)
 
 
+def a_turn_without_restart_still_notes_the_kernels_code(tmp: Path) -> None:
+    """The judge-clocked batch's turn does not restart (its set-up's did): the kernel's own code is
+    never silenced, so it is noted there all the same."""
+    module, turns = _kernel(tmp)
+    draw = module.draw_patch(random.random)
+    forward = turns.kernel_call(module.forward)
+    with turns.scorer_turn("the batch's set-up"):
+        forward(draw())
+    assert "drawn (kernel.py:" in _evidence(turns)
+    with turns.scorer_turn("the judge-clocked batch", restart=False):
+        forward(3.0)
+        module.Holder()  # its finaliser: kernel code not run before, in the scorer's turn
+    evidence = _evidence(turns)
+    assert "Holder.__del__" in evidence and "during the judge-clocked batch" in evidence, evidence
+
+
 def _extension_copy(folder: Path) -> types.ModuleType:
     """A real C extension module loaded from `folder`, as a kernel's load_inline build would be:
     a copy of one of the standard library's."""
@@ -183,6 +199,7 @@ CASES: list[Callable[[Path], None]] = [
     forward_in_the_kernels_turn_is_not_noted_and_the_turn_resumes_after,
     a_forward_that_clears_the_profile_function_does_not_end_the_scorers_turn,
     kernel_code_first_run_under_another_turns_is_still_noted,
+    a_turn_without_restart_still_notes_the_kernels_code,
     the_task_modules_python_code_in_the_kernels_folder_is_not_the_kernels_native_code,
     a_c_function_of_a_kernel_built_extension_is_noted,
     a_forward_that_switches_off_the_scorers_monitoring_tool_is_noted_and_undone,
