@@ -13,8 +13,8 @@ Parts (run all by default, or pick with --parts):
   dobench   benchmarks/do_bench_agreement.py: scorer speedups against triton.testing.do_bench
   launch    benchmarks/launch_overhead.py: host cost per launch of each piece the kernel worker installs
   start     benchmarks/worker_start.py: a worker's start, with exec and from the fork server, walled or not
-  turns     tests/scorer/test_turns.py under the machine's Python, and benchmarks/turns_cost.py with each
-            mechanism (sys.monitoring on 3.12+, the profile function)
+  turns     tests/scorer/test_turns.py under the machine's Python, benchmarks/turns_cost.py with each
+            mechanism (sys.monitoring on 3.12+, the profile function), benchmarks/gil_wait.py
   real      tests/hacks/real/score_real.py: the real-model corpus (materialize it first; carry its folders)
   busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
             and beside it with exclusive timing (the agent frozen while a judge times)
@@ -410,7 +410,11 @@ def part_turns(out: Path, device: str, budget: Budget) -> list[str]:
         rc, text = _subprocess([sys.executable, "benchmarks/turns_cost.py", "--device", device, *extra],
                                out / f"turns_cost{'_profile' if extra else ''}.log", budget)
         lines += [f"turns cost{' (profile function)' if extra else ''} (exit {rc}):"] + [
-            "  " + line for line in _out_lines(text)[-7:]]
+            "  " + line for line in _out_lines(text)[-8:]]
+    for busy in (1, 7):  # the judge's clock in a process judging 8 at once (scorer/judge/clock.py)
+        rc, text = _subprocess([sys.executable, "benchmarks/gil_wait.py", "--busy", str(busy)],
+                               out / f"gil_wait_{busy}.log", budget)
+        lines += [f"GIL wait of a judge thread (exit {rc}):"] + ["  " + line for line in _out_lines(text)[-4:]]
     return lines
 
 

@@ -21,6 +21,7 @@ calibrated overhead, bounds the repetitions the kernel reported, under the same 
 from __future__ import annotations
 
 import statistics
+import sys
 from dataclasses import dataclass
 
 from scorer.checks.catalog import Finding
@@ -33,6 +34,22 @@ from scorer.checks.catalog import Finding
 # ratios up to 4.6 with compiles running beside it). Forged clocks in the corpus read 1/8.
 RATIO = {"cuda": 2.5, "cpu": 4.0}
 SLACK_MS = {"cuda": 0.25, "cpu": 0.5}
+
+
+# The clock stops in a Python thread of the judge. Where one process judges several kernels at once
+# (a ScoringSession used from threads, as scripts/gpu_check.py does with 8), the thread a worker's
+# reply wakes waits for the GIL while another judge's thread runs Python, up to the switch interval
+# (5 ms by default), twice a batch (the kernel's reply, the sample's). A batch of a few calls
+# (published sizes on a crowded GPU) reads that as milliseconds a call: on an H100 with 8 at once
+# the bound of two such batches was 7.7x and 6.8x the median, and of a baseline's 9.0x.
+# benchmarks/gil_wait.py measures the wait at each interval.
+GIL_SWITCH_S = 0.0005
+
+
+def prompt_gil_handoff() -> None:
+    """Makes a thread that holds the GIL hand it over within GIL_SWITCH_S to one that waits."""
+    if sys.getswitchinterval() > GIL_SWITCH_S:
+        sys.setswitchinterval(GIL_SWITCH_S)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import BatchClock, clock_findings, window_findings, window_ms
+from scorer.judge.clock import BatchClock, clock_findings, prompt_gil_handoff, window_findings, window_ms
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -211,6 +211,7 @@ class Judge:
         self._memory_note = ""
         self._gpu_key: str | None = None
         self._scoring_pids: tuple[int, ...] = ()  # this scoring's kernel and reference workers
+        prompt_gil_handoff()
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:

@@ -162,3 +162,25 @@ def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
     assert score.verdict == "hack_detected" and hacks, (score.verdict, score.error, score.hacks)
     assert "timed repetitions took" in hacks[0]["evidence"]
     assert score.timing is not None and score.timing.judge_window_ms > 4 * score.timing.kernel_ms
+
+
+def test_a_judge_makes_the_gil_change_hands_promptly(demo) -> None:
+    """The clock stops in a judge thread that a worker's reply wakes; with other judges' threads in
+    the process it waits for the GIL up to the switch interval (benchmarks/gil_wait.py)."""
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    from scorer.judge.clock import GIL_SWITCH_S
+    from scorer.judge.scoring import Judge
+    from scorer.options import ScoreOptions
+
+    default = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        task = demo.tasks["swish"]
+        Judge(demo, task, Path(task.solution), torch.device("cpu"), ScoreOptions(device="cpu"))
+        assert sys.getswitchinterval() <= GIL_SWITCH_S
+    finally:
+        sys.setswitchinterval(default)
