@@ -186,3 +186,15 @@ def watch(device_type: str, gpu_key: str | None = None) -> Iterator[Contention]:
         if handle is not None:
             seen.foreign_gpu, note = _foreign_gpu(_gpu_samples(nvml, handle, since_us), tree)
             seen.gpu_note = note
+
+
+def wait_for_quiet(limit_s: float, window_s: float = 0.5) -> bool:
+    """On a CPU: waits, window by window, until one saw less than CPU_FOREIGN_CORES of foreign load,
+    for at most `limit_s`. True when it did."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with watch("cpu") as seen:
+            time.sleep(window_s)
+        if not seen.contended:
+            return True
+    return False

@@ -15,6 +15,7 @@ from typing import Any
 
 from scorer.judge.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken
+from scorer.gpu import contention
 from scorer.gpu.lock import hold_gpu
 from scorer.judge.clock import BatchClock, baseline_problem, median_round_trip_ms
 from scorer.judge.stopwatch import STOPPED_S, StopWatch
@@ -29,6 +30,9 @@ _ROUND_TRIP_PINGS = 9
 # A baseline found slowed (the worker stopped while timed, or slower than the judge's clock allows)
 # is measured again this many times in all before the scoring fails as broken.
 _BASELINE_TRIES = 2
+# On a CPU a baseline slowed while other programs loaded the cores is timed again once they are
+# quiet, waiting at most this long (a compile beside the tests takes 30-60 s on a 2-core box).
+_QUIET_WAIT_S = 60.0
 # Calibration runs of drawing inputs and copying outputs; the fastest counts.
 _CALIBRATIONS = 3
 
@@ -176,8 +180,9 @@ class ReferenceService:
             return self.baseline, self.baseline_clock
         problem = ""
         for attempt in range(_BASELINE_TRIES):
-            figures, continued_from = self._time_baseline(warmup, repetitions, flush_l2)
-            clock, continued_to = self._baseline_batch(figures.times_ms)
+            with contention.watch(self.device.type, self.gpu_key()) as seen:
+                figures, continued_from = self._time_baseline(warmup, repetitions, flush_l2)
+                clock, continued_to = self._baseline_batch(figures.times_ms)
             stops = continued_to - continued_from
             if stops > 0:
                 problem = (f"the reference worker was stopped and continued {stops} time(s) while its baseline was "
@@ -187,7 +192,10 @@ class ReferenceService:
             if not problem:
                 self.baseline, self.baseline_clock = figures, clock
                 return figures, clock
+            problem += f" (repetitions {[round(t, 3) for t in figures.times_ms[:12]]} ms; {_load_seen(seen)})"
             log.warning("baseline of task %s slowed (attempt %d): %s", self.task.id, attempt + 1, problem)
+            if self.device.type == "cpu" and seen.contended and attempt + 1 < _BASELINE_TRIES:
+                contention.wait_for_quiet(_QUIET_WAIT_S)
         raise ScorerBroken(f"the baseline of task '{self.task.id}' cannot be trusted: {problem}")
 
     def _time_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> tuple[TimingFigures, int]:
@@ -256,3 +264,11 @@ class ReferenceService:
         t0 = time.perf_counter()
         call()
         return (time.perf_counter() - t0) * 1e3
+
+
+def _load_seen(seen: contention.Contention) -> str:
+    if seen.foreign_cpu_cores is not None and seen.device == "cpu":
+        return f"foreign load {seen.foreign_cpu_cores:.2f} cores over {seen.window_s:.1f} s"
+    if seen.foreign_gpu:
+        return f"foreign GPU processes {seen.foreign_gpu}"
+    return "no foreign load seen" + (f" ({seen.gpu_note})" if seen.gpu_note else "")
