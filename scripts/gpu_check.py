@@ -32,7 +32,9 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+import multiprocessing.util
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,27 +72,46 @@ def _options(device: str) -> ScoreOptions:
     return ScoreOptions(device=device, load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
 
 
-_SESSIONS = threading.local()
-_ALL_SESSIONS: list[ScoringSession] = []
-# References a thread's session keeps: the demo scores each task 3 times; suite tasks come once
-# each, and a kept reference holds its outputs on the GPU that other scorings need.
+# Each concurrent scoring has a judge process of its own, as in a sweep (one `python -m scorer`
+# per trial): eight judges in one process's threads waited on each other's GIL inside the judge's
+# clock (benchmarks/gil_wait.py). A pool process keeps its session (warm kernel workers, the
+# references of its last tasks) for the whole part.
+_POOL: list[ProcessPoolExecutor] = []
+_PROCESS_SESSION: list[ScoringSession] = []
+# References a session keeps: the demo scores each task 3 times; suite tasks come once each, and a
+# kept reference holds its outputs on the GPU that other scorings need.
 _MAX_REFERENCES = [1]
 
 
-def _session(device: str) -> ScoringSession:
-    """One scoring session per thread (warm kernel workers, the references of the last tasks)."""
-    if not hasattr(_SESSIONS, "session"):
-        _SESSIONS.session = ScoringSession(_options(device), max_references=_MAX_REFERENCES[0])
-        _ALL_SESSIONS.append(_SESSIONS.session)
-    return _SESSIONS.session
+def _judge_pool(workers: int) -> ProcessPoolExecutor:
+    if not _POOL:
+        # spawn: the parent may hold a CUDA context (the ceilings part), which a fork cannot use.
+        _POOL.append(ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")))
+    return _POOL[0]
 
 
 def _close_sessions() -> None:
-    """Ends every thread's session: their warm workers run in sessions of their own and would
-    outlive this run (and a later run at another concurrency must start its own)."""
-    for session in _ALL_SESSIONS:
+    """Ends the judge processes; each closes its session as it exits (its warm workers would
+    outlive this run, and a later run at another concurrency must start its own)."""
+    for pool in _POOL:
+        pool.shutdown(wait=True)
+    _POOL.clear()
+
+
+def _close_process_session() -> None:
+    for session in _PROCESS_SESSION:
         session.close()
-    _ALL_SESSIONS.clear()
+
+
+def _score_here(suite_root: str, task_id: str, kernel: str, device: str, max_references: int) -> dict[str, Any]:
+    """In a judge process of the pool: one scoring through that process's session."""
+    if not _PROCESS_SESSION:
+        _PROCESS_SESSION.append(ScoringSession(_options(device), max_references=max_references))
+        multiprocessing.util.Finalize(None, _close_process_session, exitpriority=10)
+    try:
+        return _PROCESS_SESSION[0].score(load_suite(suite_root), task_id, Path(kernel), device=device).to_dict()
+    except Exception as exc:  # a scorer failure is a row, not the end of the run
+        return {"verdict": "scorer_error", "error": clip(f"{type(exc).__name__}: {exc}")}
 
 
 def overhead_s(score: dict[str, Any]) -> float | None:
@@ -104,11 +125,11 @@ def overhead_s(score: dict[str, Any]) -> float | None:
     return d["total"] - work
 
 
-def _score(suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[str, Any], float]:
+def _score(pool: ProcessPoolExecutor, suite: Suite, task_id: str, kernel: Path, device: str) -> tuple[dict[str, Any], float]:
     t0 = time.perf_counter()
     try:
-        score = _session(device).score(suite, task_id, kernel, device=device).to_dict()
-    except Exception as exc:  # a scorer failure is a row, not the end of the run
+        score = pool.submit(_score_here, str(suite.root), task_id, str(kernel), device, _MAX_REFERENCES[0]).result()
+    except Exception as exc:  # a judge process that died is a row too
         score = {"verdict": "scorer_error", "error": clip(f"{type(exc).__name__}: {exc}")}
     return score, time.perf_counter() - t0
 
@@ -166,13 +187,14 @@ def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]
     def job(task: str) -> None:
         if not budget.allows(60):
             return
-        score, wall_s = _score(suite, task, suite.tasks[task].solution, device)
+        score, wall_s = _score(judges, suite, task, suite.tasks[task].solution, device)
         score["wall_s"] = wall_s
         with lock:
             results[task].append(score)
             (out / "demo.json").write_text(json.dumps(results, indent=1))
 
     # Round-robin order, so the three runs of a task are spread in time rather than back to back.
+    judges = _judge_pool(workers)
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(job, [t for _ in range(3) for t in suite.tasks]))
     lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s | "
@@ -243,7 +265,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
         suite, task = item
         if not budget.allows(90):
             return
-        score, wall_s = _score(suite, task.id, task.solution, device)
+        score, wall_s = _score(judges, suite, task.id, task.solution, device)
         timing = score.get("timing") or {}
         floor_ms = _floor_ms(task, peaks)
         kernel_ms = timing.get("kernel_ms")
@@ -266,6 +288,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
 
     trace = out / f"gpu_lock_trace_suites{tag}.jsonl"
     os.environ[TRACE_ENV] = str(trace)  # the workers inherit it
+    judges = _judge_pool(workers)  # after TRACE_ENV is set: its processes inherit it
     pool_t0, cpu0 = time.perf_counter(), _cpu_times()
     try:
         with ThreadPoolExecutor(workers) as pool:
@@ -500,6 +523,7 @@ def main() -> None:
             elif part == "demo":
                 _MAX_REFERENCES[0] = 4
                 lines = part_demo(args.out, args.device, args.demo_workers, budget)
+                _close_sessions()
             elif part == "suites":
                 _MAX_REFERENCES[0] = 1
                 only = {t for t in args.tasks.split(",") if t}
