@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,10 +74,19 @@ def main(argv: list[str] | None = None) -> int:
                if any(w in e.name for w in wanted) and (args.device == "cuda" or not e.gpu_only)]
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
 
+    # One judge process per concurrent scoring, as a sweep runs one judge per trial: judges in one
+    # process's threads wait on each other's GIL inside the judge's clock (benchmarks/gil_wait.py).
+    judges = ProcessPoolExecutor(max(1, args.workers), mp_context=multiprocessing.get_context("spawn"))
+
     def run_one(entry: Entry) -> dict | None:
         if deadline is not None and time.monotonic() > deadline:
             return None
-        row = _run(entry, args.device)
+        try:
+            row = judges.submit(_run, entry, args.device).result()
+        except Exception as exc:  # a judge process that died is a row, not the end of the run
+            row = {"name": entry.name, "pattern": entry.pattern, "task": entry.task, "ok": False,
+                   "verdict": "scorer_error", "hacks": [], "flags": [], "error": clip(f"{type(exc).__name__}: {exc}"),
+                   "known_gap": entry.xfail, "seconds": 0.0}
         mark = "ok " if row["ok"] else ("gap" if row.get("known_gap") else "BAD")
         print(f"[{mark}] {row['name']:55s} {row['verdict']:14s} {row['seconds']:6.1f}s", flush=True)
         if not row["ok"] and row.get("error"):
@@ -86,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             rows_file.write(json.dumps(row) + "\n")
         return row
 
-    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+    with judges, ThreadPoolExecutor(max(1, args.workers)) as pool:
         finished = list(pool.map(run_one, entries))
     rows = [r for r in finished if r is not None]
     skipped = [e.name for e, r in zip(entries, finished) if r is None]

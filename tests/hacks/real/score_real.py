@@ -16,7 +16,8 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -64,15 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", default="", help="comma-separated substrings of entry ids")
-    parser.add_argument("--workers", type=int, default=1, help="entries scored at once (each thread has its session)")
+    parser.add_argument("--workers", type=int, default=1, help="entries scored at once (each in a judge process with its session)")
     args = parser.parse_args(argv)
     entries = tomllib.loads((HERE / "manifest.toml").read_text(encoding="utf-8"))["entries"]
     wanted = [s for s in args.only.split(",") if s]
     entries = [e for e in entries if not wanted or any(s in e["id"] for s in wanted)]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    with ThreadPoolExecutor(max_workers=args.workers) as pool:
-        for row in pool.map(lambda e: run(e, args.device), entries):
+    # One judge process per concurrent scoring, as a sweep runs one judge per trial (scripts/gpu_check.py).
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
+        for row in pool.map(run, entries, [args.device] * len(entries)):
             rows.append(row)
             report(row, args.out, args.device, rows)
     per_class = Counter((r["our_class"], r["cpu_judgeable"] or args.device != "cpu", r["agrees"]) for r in rows)
