@@ -306,7 +306,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
         lines.append(f"suite {suite.name}: kernel worker fully walled in {walled} of {len(suite_rows)} scorings "
                      f"(missing: {sorted({m for r in suite_rows for m in r['isolation']}) or 'none'})")
         lines.append(f"suite {suite.name}: task | verdict | baseline ms | solution ms | speedup | roofline share | wall s | "
-                     "judge bound / median (kernel, baseline) | overhead s")
+                     "judge bound / median (kernel, baseline; kernel batch calls) | overhead s")
         for r in suite_rows:
             share = f"{r['roofline_share']:.0%}" if r["roofline_share"] else "-"
             speed = f"{r['speedup']:.3f}" if r["speedup"] else "-"
@@ -318,7 +318,9 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                 extra = f" | {[h['pattern'] for h in r['hacks']]} {error}"
             elif r["flags"]:
                 extra = f" | flags {[f['pattern'] for f in r['flags']]}"
+            # The batch's calls beside the ratio: a fixed cost in the judge's clock weighs 1/calls a call.
             ratio = (f"{r['judge_bound_ms'] / r['kernel_ms']:.2f}, {r['baseline_judge_bound_ms'] / r['baseline_ms']:.2f}"
+                     f" ({r.get('judge_calls') or '?'} calls)"
                      if r.get("judge_bound_ms") and r.get("kernel_ms") and r.get("baseline_judge_bound_ms") else "-")
             lines.append(f"  {r['task']} | {r['verdict']} | {_ms(r['baseline_ms'])} | {_ms(r['kernel_ms'])} | {speed} | "
                          f"{share} | {r['wall_s']:.0f} | {ratio} | {r['overhead_s'] or 0:.1f}{extra}")
