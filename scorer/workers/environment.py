@@ -43,6 +43,21 @@ def _triton_version() -> str | None:
     return str(triton.__version__)
 
 
+# On a CPU both workers run torch's operators on one thread. The cores are shared with whatever else
+# runs (CI's other test process, an agent's compile), and a parallel region waits for every one of
+# its threads: beside one busy core on a 2-core box a two-thread softmax reference read 5.66 ms a
+# call where, quiet, it took 0.053 ms, and the timed repetitions and the batch drifted so far apart
+# that the baseline could not be trusted (docs/results/2026-12-06-session18-monitoring-turns-on-h100.md).
+# One thread is slowed by no more than the share of a core it is given, alike in the repetitions
+# and the batch.
+CPU_THREADS = 1
+
+
+def pin_cpu_threads(device: torch.device) -> None:
+    if device.type == "cpu" and torch.get_num_threads() != CPU_THREADS:
+        torch.set_num_threads(CPU_THREADS)
+
+
 def collect_environment(device: torch.device) -> dict[str, Any]:
     gpu = gpu_uuid = None
     if device.type == "cuda":
@@ -59,6 +74,7 @@ def collect_environment(device: torch.device) -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": f"{platform.system()}-{platform.machine()}",
         "cpu": platform.processor() or None,
+        "cpu_threads": torch.get_num_threads() if device.type == "cpu" else None,
         "scorer_version": SCORER_VERSION,
         "executable": sys.executable,
     }

@@ -30,6 +30,7 @@ from scorer.checks.census import LaunchCensus, ghost_findings, install_census, p
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
+from scorer.workers.environment import pin_cpu_threads
 from scorer.workers import interpreter_bf16
 from scorer.gpu.lock import waited_s
 from scorer.checks.guard import RuntimeGuard
@@ -216,6 +217,7 @@ class KernelRole:
     def setup(self, request: KernelSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
         """Everything that must not be touched by the kernel, before kernel.py is imported."""
         self.device = torch.device(request.device)
+        pin_cpu_threads(self.device)
         self.init_seed = int(request.init_seed)
         self.policy = LibraryPolicy.from_dict(request.policy)
         task_path = Path(request.task_path)

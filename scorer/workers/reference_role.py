@@ -27,7 +27,7 @@ from scorer.judge.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput
 from scorer.gpu.gate import make_gate
 from scorer.workers.device_share import ShareError, open_shared
-from scorer.workers.environment import collect_environment
+from scorer.workers.environment import collect_environment, pin_cpu_threads
 from scorer.judge.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
                                   timed_output_findings, timed_precision_findings)
 from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
@@ -188,6 +188,7 @@ class ReferenceRole:
     def environment(self, request: ReferenceEnvironment, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The device's identity (its UUID keys the GPU lock) before anything runs on it."""
         self.device = torch.device(request.device)
+        pin_cpu_threads(self.device)
         return {"ok": True, "environment": collect_environment(self.device)}, None
 
     def prepare(self, request: ReferencePrepare, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -196,6 +197,7 @@ class ReferenceRole:
         model takes seconds that other scorers' timings need not wait for), draws the input sets and
         computes the reference outputs."""
         self.device = torch.device(request.device)
+        pin_cpu_threads(self.device)
         self.task = dict(request.task)
         rule = request.rule
         self.rule = Rule(float(rule.get("rtol", 1e-5)), float(rule.get("atol", 1e-8)), bool(rule.get("exact", False)),
