@@ -76,7 +76,6 @@ def _options(device: str) -> ScoreOptions:
 # per trial): eight judges in one process's threads waited on each other's GIL inside the judge's
 # clock (benchmarks/gil_wait.py). A pool process keeps its session (warm kernel workers, the
 # references of its last tasks) for the whole part.
-_POOL: list[ProcessPoolExecutor] = []
 _PROCESS_SESSION: list[ScoringSession] = []
 # References a session keeps: the demo scores each task 3 times; suite tasks come once each, and a
 # kept reference holds its outputs on the GPU that other scorings need.
@@ -84,18 +83,10 @@ _MAX_REFERENCES = [1]
 
 
 def _judge_pool(workers: int) -> ProcessPoolExecutor:
-    if not _POOL:
-        # spawn: the parent may hold a CUDA context (the ceilings part), which a fork cannot use.
-        _POOL.append(ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")))
-    return _POOL[0]
-
-
-def _close_sessions() -> None:
-    """Ends the judge processes; each closes its session as it exits (its warm workers would
-    outlive this run, and a later run at another concurrency must start its own)."""
-    for pool in _POOL:
-        pool.shutdown(wait=True)
-    _POOL.clear()
+    """A part's judge processes; each closes its session as it exits when the pool shuts down (its
+    warm workers would outlive this run, and a later run at another concurrency starts its own).
+    spawn: the parent may hold a CUDA context (the ceilings part), which a fork cannot use."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def _close_process_session() -> None:
@@ -194,8 +185,7 @@ def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]
             (out / "demo.json").write_text(json.dumps(results, indent=1))
 
     # Round-robin order, so the three runs of a task are spread in time rather than back to back.
-    judges = _judge_pool(workers)
-    with ThreadPoolExecutor(workers) as pool:
+    with _judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
         list(pool.map(job, [t for _ in range(3) for t in suite.tasks]))
     lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s | "
              "overhead s | judge bound ms"]
@@ -288,10 +278,10 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
 
     trace = out / f"gpu_lock_trace_suites{tag}.jsonl"
     os.environ[TRACE_ENV] = str(trace)  # the workers inherit it
-    judges = _judge_pool(workers)  # after TRACE_ENV is set: its processes inherit it
     pool_t0, cpu0 = time.perf_counter(), _cpu_times()
     try:
-        with ThreadPoolExecutor(workers) as pool:
+        # Started after TRACE_ENV is set: the judge processes inherit it.
+        with _judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
             list(pool.map(job, jobs))
     finally:
         os.environ.pop(TRACE_ENV, None)
@@ -525,7 +515,6 @@ def main() -> None:
             elif part == "demo":
                 _MAX_REFERENCES[0] = 4
                 lines = part_demo(args.out, args.device, args.demo_workers, budget)
-                _close_sessions()
             elif part == "suites":
                 _MAX_REFERENCES[0] = 1
                 only = {t for t in args.tasks.split(",") if t}
@@ -534,7 +523,6 @@ def main() -> None:
                 for n in counts:
                     tag = f"_at{n}" if len(counts) > 1 else ""
                     lines += part_suites(args.out, args.device, n, args.suites.split(","), only, peaks, budget, tag)
-                    _close_sessions()
             elif part in ("attacks", "clean"):
                 only_here = args.only_attacks if part == "attacks" and args.only_attacks is not None else args.only
                 lines = part_corpus(args.out, args.device, part, budget, only_here, args.workers)
@@ -569,7 +557,6 @@ def main() -> None:
 
             (args.out / f"{part}_error.txt").write_text(traceback.format_exc())
             lines = [f"{part}: FAILED {type(exc).__name__}: {exc}"]
-        _close_sessions()
         lines.append(f"  ({part} took {time.perf_counter() - t0:.0f} s)")
         report.extend(lines)
         (args.out / "summary.txt").write_text("\n".join(report) + "\n")

@@ -336,7 +336,6 @@ class ReferenceRole:
         self.bstate.slabs = batch_mod.make_slabs(calls, specs, self.device)
         module, seed = self.main.module, self.main.seeds[0]
         # The batches' watch (below) restarts here, as the kernel worker's does at its set-up.
-        self.batch_turns = Turns.calibration()
         forward = self.batch_turns.kernel_call(self.timed_model or self.main.model)
         with self.batch_turns.scorer_turn("calibration set-up"):
             batch_mod.warm_up(forward, lambda: make_inputs(module, seed, self.device), self._sync, self.device.type)
