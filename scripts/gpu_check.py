@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scorer.judge.pool import judge_pool  # noqa: E402
 from scorer.judge.session import ScoringSession  # noqa: E402
 from scorer.gpu.lock import TRACE_ENV  # noqa: E402
 from scorer.gpu.lock_trace import occupancy, read_trace  # noqa: E402
@@ -83,10 +85,10 @@ _MAX_REFERENCES = [1]
 
 
 def _judge_pool(workers: int) -> ProcessPoolExecutor:
-    """A part's judge processes; each closes its session as it exits when the pool shuts down (its
-    warm workers would outlive this run, and a later run at another concurrency starts its own).
-    spawn: the parent may hold a CUDA context (the ceilings part), which a fork cannot use."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    """A part's judge processes (scorer.judge.pool); each closes its session as it exits when the
+    pool shuts down (its warm workers would outlive this run, and a later run at another
+    concurrency starts its own)."""
+    return judge_pool(workers)
 
 
 def _close_process_session() -> None:
@@ -361,12 +363,25 @@ def _err_lines(text: str) -> list[str]:
 
 
 def _subprocess(cmd: list[str], log: Path, budget: Budget) -> tuple[int, str]:
+    """A part in a process group of its own, killed whole at its time limit: the machine stays up
+    between calls, and a part's children left running (a benchmark's sweep, a corpus's judges) ran
+    beside the next call's parts."""
     timeout = max(30.0, budget.left_s() - 15)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
-        text, rc = proc.stdout + _STDERR + proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        text = f"{_text(exc.stdout)}{_STDERR}{_text(exc.stderr)}\n(killed after {timeout:.0f} s)"
+        stdout, stderr = proc.communicate(timeout=timeout)
+        text, rc = stdout + _STDERR + stderr, proc.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired as exc:  # a child in a session of its own holds the pipes
+            stdout, stderr = exc.stdout, exc.stderr
+        text = f"{_text(stdout)}{_STDERR}{_text(stderr)}\n(killed after {timeout:.0f} s)"
         rc = 124
     log.write_text(text)
     return rc, text

@@ -12,7 +12,8 @@ workers forked after it), nor is a reference worker; a kernel worker becomes dum
 names the judge as its tracer,
 so the judge's audit of the kernel's process (scorer/checks/native_audit.py) reads it as before. The
 server reaps its children and keeps their exit status for the judge, which asks for it by pid
-(`ForkedProcess`, in place of a Popen). Where the server cannot start or answer, workers start
+(`ForkedProcess`, in place of a Popen). When the judge is gone (its end of the socket closed), the
+server kills the workers it forked that still run, and exits. Where the server cannot start or answer, workers start
 with exec as before; KERNELARENA_FORKSERVER=0 turns it off.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -136,9 +138,11 @@ class ForkServer:
         return reply.get("returncode")
 
     def close(self) -> None:
-        self._sock.close()  # a working server exits when its end closes
         if self.broken:
+            # Killed before its end closes: a server that sees the judge gone ends its workers,
+            # and those of this judge's other scorings are still in use.
             self.proc.kill()
+        self._sock.close()  # a working server exits when its end closes, and ends its workers
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -308,8 +312,24 @@ def _cuda_touched() -> str | None:
     return "the CUDA driver was loaded in the fork server" if "libcuda.so" in maps else None
 
 
+def _end_workers(live: set[int]) -> None:
+    """The judge is gone (killed mid-scoring, say): its workers end with this server. A worker
+    waits for its channel, which closed with the judge, except one busy in forward, and a walled
+    kernel can leave its group and clear the signal that ends it with its waiting parent: each is
+    killed by pid, the walled one first (scorer.workers.process does the same)."""
+    from scorer.workers.wall import walled_pid
+
+    for pid in live:
+        for target, kill in ((walled_pid(pid), os.kill), (pid, os.killpg)):
+            try:
+                kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _serve(control: socket.socket) -> int:
     exited: dict[int, int] = {}
+    live: set[int] = set()
     unfit = _cuda_touched()
     control.send(json.dumps({"ready": unfit is None, "why": unfit}).encode())
     if unfit is not None:
@@ -323,15 +343,17 @@ def _serve(control: socket.socket) -> int:
             if pid == 0:
                 break
             exited[pid] = os.waitstatus_to_exitcode(status)
+            live.discard(pid)
         readable, _, _ = select.select([control], [], [], 0.05)
         if not readable:
             continue
         try:
             data, fds, _flags, _addr = socket.recv_fds(control, _MAX_MESSAGE, 4)
         except OSError:
+            data = b""
+        if not data:  # the judge is gone
+            _end_workers(live)
             return 0
-        if not data:
-            return 0  # the judge is gone
         request = json.loads(data)
         if request.get("op") == "status":
             for fd in fds:
@@ -359,6 +381,7 @@ def _serve(control: socket.socket) -> int:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+        live.add(pid)
         for fd in fds:
             os.close(fd)
         control.send(json.dumps({"pid": pid}).encode())

@@ -234,21 +234,29 @@ class WorkerProcess:
     def kill(self, timed_out: bool = False) -> None:
         self.timed_out = self.timed_out or timed_out
         if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill_all()
             self.proc.wait()
+
+    def _kill_all(self) -> None:
+        """The walled kernel first, by its pid: it can leave the group (setsid) and clear the
+        signal that ends it with its waiting parent (prctl), but not outlive a SIGKILL to the first
+        process of its PID namespace, which takes every process in it along."""
+        assert self.proc is not None
+        walled = wall.walled_pid(self.proc.pid) if self.role == "kernel" else self.proc.pid
+        for kill in ((lambda: os.kill(walled, signal.SIGKILL)) if walled != self.proc.pid else None,
+                     lambda: os.killpg(self.proc.pid, signal.SIGKILL)):
+            try:
+                if kill is not None:
+                    kill()
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def close(self) -> None:
         """Kills the worker's whole process group: nothing it holds is worth a graceful
         interpreter shutdown (seconds with torch loaded), and a kernel's leftovers die with it."""
         try:
             if self.proc is not None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                self._kill_all()
                 self.proc.wait()
         finally:
             for fd in (self.to_child, self.from_child):

@@ -478,6 +478,10 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
             # (scorer/checks/threads.py), so every runtime thread read as the kernel's. The
             # kernel's own process may be dumpable: no one else runs as this uid.
             _prctl(_PR_SET_DUMPABLE, 1)
+            # A change of uid also clears the parent-death signal set above: armed again, so the
+            # worker still ends with its waiting parent (the judge also kills it by pid).
+            if flags & _CLONE_NEWPID:
+                _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             # The uid has no passwd entry: getpass.getuser() (torch's cache folders) reads these first.
             os.environ.update(HOME=str(workdir), USER=f"kernel{uid}", LOGNAME=f"kernel{uid}")
         except OSError as exc:

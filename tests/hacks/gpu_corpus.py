@@ -14,8 +14,7 @@ import json
 import os
 import sys
 import time
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,6 +22,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from scorer.checks.catalog import PATTERNS  # noqa: E402
+from scorer.judge.pool import judge_pool  # noqa: E402
 from tests.hacks.corpus import Entry, attack_entries, caught, clean_entries, clean_ok, score_entry  # noqa: E402
 
 
@@ -74,9 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                if any(w in e.name for w in wanted) and (args.device == "cuda" or not e.gpu_only)]
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
 
-    # One judge process per concurrent scoring, as a sweep runs one judge per trial: judges in one
-    # process's threads wait on each other's GIL inside the judge's clock (benchmarks/gil_wait.py).
-    judges = ProcessPoolExecutor(max(1, args.workers), mp_context=multiprocessing.get_context("spawn"))
+    judges = judge_pool(args.workers)  # one judge process per concurrent scoring
 
     def run_one(entry: Entry) -> dict | None:
         if deadline is not None and time.monotonic() > deadline:

@@ -164,18 +164,19 @@ def test_attacks_through_the_scorer_reach_nothing(attack: str, tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_a_surviving_daemon_dies_with_its_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("attack", ["survivor", "leaves_its_group"])
+def test_a_surviving_daemon_dies_with_its_scoring(attack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     beat = Path("/dev/shm") / f"kernelarena-survivor-{os.getpid()}"
     monkeypatch.setenv("SURVIVOR_BEAT", str(beat))
     try:
-        score = _score(ATTACKS / "survivor.py", tmp_path)
+        score = _score(ATTACKS / f"{attack}.py", tmp_path)
         if not score.isolation.get("complete"):
             pytest.skip(f"the wall is incomplete on this host: {score.isolation}")
         time.sleep(0.3)
-        if beat.exists():
-            last = beat.stat().st_mtime
-            time.sleep(0.5)
-            assert beat.stat().st_mtime == last, "the kernel's daemon outlived its scoring"
+        assert beat.exists(), "the daemon never ran"
+        last = beat.stat().st_mtime
+        time.sleep(0.5)
+        assert beat.stat().st_mtime == last, "the kernel's daemon outlived its scoring"
     finally:
         beat.unlink(missing_ok=True)
 

@@ -16,8 +16,6 @@ import sys
 import time
 import tomllib
 from collections import Counter
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,6 +23,7 @@ REPO = HERE.parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from scorer.judge.pool import judge_pool  # noqa: E402
 from tests.hacks.corpus import Entry, clean_ok, score_entry  # noqa: E402
 
 # Verdicts that condemn a kernel; one the CPU cannot run may fail to load or run there, never get these.
@@ -72,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = [e for e in entries if not wanted or any(s in e["id"] for s in wanted)]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    # One judge process per concurrent scoring, as a sweep runs one judge per trial (scripts/gpu_check.py).
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
+    with judge_pool(args.workers) as pool:  # one judge process per concurrent scoring
         for row in pool.map(run, entries, [args.device] * len(entries)):
             rows.append(row)
             report(row, args.out, args.device, rows)
