@@ -108,6 +108,17 @@ def _own_ticks(table: dict[int, tuple[int, int]], tree: set[int]) -> dict[int, i
     return {pid: table[pid][1] for pid in tree if pid in table}
 
 
+def run_delay_ms(pid: int) -> float | None:
+    """How long the process's main thread has waited, runnable, for a CPU (ms; the scheduler's own
+    count, /proc/<pid>/task/<pid>/schedstat's second field). None where it cannot be read; a
+    kernel without scheduler statistics reports 0 throughout."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as fh:
+            return int(fh.read().split()[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 # --- GPU ------------------------------------------------------------------------------------------
 def nvml_handle(gpu_key: str | None) -> tuple[Any, Any, str]:
     """(pynvml, device handle, "") or (None, None, why not)."""

@@ -53,6 +53,7 @@ class TimingFigures:
     gate: str = ""
     gate_ms: list[float] | None = None
     rep_intervals_ms: list[float] = field(default_factory=list)  # on the judge's clock (kernel only)
+    rep_waited_ms: list[float] | None = None  # the timed loop's wait for a CPU per repetition (kernel only)
 
 
 @dataclass

@@ -12,14 +12,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from scorer.gpu.contention import run_delay_ms
 from scorer.workers.protocol import ProtocolViolation, TimedNext, TimedStep
 
 
 class RepFeed:
     """Answers the worker's `TimedStep`s in order: -1, 0, 1, ... up to the last repetition."""
 
-    def __init__(self, rep_seeds: list[int], keep_reps: list[int]) -> None:
+    def __init__(self, rep_seeds: list[int], keep_reps: list[int], timer_pid: int | None = None) -> None:
         self.rep_seeds = list(rep_seeds)
+        # The timed loop's thread (the walled worker's main thread): how long it waited for a CPU
+        # by each step, read by the judge from the scheduler, not reported by the kernel's process.
+        self.timer_pid = timer_pid
+        self.delays: list[float | None] = []
         self.keep = set(keep_reps)
         self.done = -2  # no step yet
         # The judge's clock at each step's arrival: step -1 comes as repetition 0 begins, step k as
@@ -39,10 +44,19 @@ class RepFeed:
             raise ProtocolViolation(f"timed step {step.done} out of order (after {self.done}, "
                                     f"{len(self.rep_seeds)} repetitions)")
         self.stamps.append(time.perf_counter())
+        if self.timer_pid is not None:
+            self.delays.append(run_delay_ms(self.timer_pid))
         self.done = step.done
         following = step.done + 1
         seed = self.rep_seeds[following] if following < len(self.rep_seeds) else None
         return TimedNext(keep=step.done in self.keep, seed=seed).header()
+
+    def waited_ms(self) -> list[float] | None:
+        """Each repetition's wait for a CPU (between the steps around it), or None where the
+        scheduler's count could not be read at every step."""
+        if not self.delays or any(d is None for d in self.delays):
+            return None
+        return [max(0.0, b - a) for a, b in zip(self.delays, self.delays[1:])]  # type: ignore[operator]
 
     def intervals_ms(self) -> list[float]:
         """Each repetition's time between two steps, on the judge's clock."""

@@ -485,7 +485,8 @@ class Judge:
         request = KernelTime(warmup=self.warmup, repetitions=self.repetitions, flush_l2=self.suite.timing.flush_l2,
                              warm_seed=plan.warm_seed)
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
-        feed = RepFeed(plan.rep_seeds, plan.keep_reps)
+        assert worker.proc is not None
+        feed = RepFeed(plan.rep_seeds, plan.keep_reps, wall.walled_pid(worker.proc.pid))
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
         if not feed.finished:
@@ -502,7 +503,7 @@ class Judge:
             host = [float(t) for t in h["host_times_ms"]]
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
-                                 _floats(h, "gate_ms"), feed.intervals_ms())
+                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms())
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
@@ -604,7 +605,8 @@ class Judge:
         findings = list(kernel.findings)
         if kernel.event_times_ms is not None:
             findings += dynamic_checks.timing_findings(kernel.event_times_ms, kernel.host_times_ms,
-                                                       kernel.drain_ms, kernel.idle_drain_ms, kernel.gate_ms)
+                                                       kernel.drain_ms, kernel.idle_drain_ms, kernel.gate_ms,
+                                                       kernel.rep_waited_ms)
         if timing.kernel_ms is not None:
             device_name = env.get("gpu") or "cpu"
             findings += dynamic_checks.roofline_findings(timing.kernel_ms, self.task.flops, self.task.bytes_moved, device_name)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import random
 import statistics
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -291,3 +294,38 @@ def test_drain_margin_widens_with_the_idle_calibrations_own_spread() -> None:
     # ... but work several times the timed kernel still shows above its spread
     (g,) = dc.timing_findings(events, hosts, [0.120] * 40, noisy, gate_ms=[0.2] * 40)
     assert g.pattern == "stream-injection"
+
+
+def test_the_host_clock_loses_what_the_timer_waited_for_a_cpu() -> None:
+    # The H100's preflight swish beside a killed run's judges: 2.63 ms on the host, 0.18 ms of events.
+    events, hosts = [0.18] * 40, [2.63] * 40
+    (f,) = dc.timing_findings(events, hosts, gate_ms=[0.24] * 40)
+    assert f.pattern == "stream-injection"
+    # the scheduler says the timing thread waited 2.4 ms of each for a CPU: no evidence left
+    assert dc.timing_findings(events, hosts, gate_ms=[0.24] * 40, waited_ms=[2.4] * 40) == []
+    # a wait that explains only part of the gap leaves the rest as evidence, and says so
+    (g,) = dc.timing_findings(events, hosts, gate_ms=[0.24] * 40, waited_ms=[0.5] * 40)
+    assert g.pattern == "stream-injection" and "2.13 ms after 0.5 ms a repetition waiting for a CPU" in g.evidence
+    # the wait never takes the host below the events it encloses (no timer-patching from it)
+    assert dc.timing_findings(events, hosts, waited_ms=[9.0] * 40) == []
+
+
+def test_each_repetitions_wait_comes_from_the_scheduler_between_its_steps() -> None:
+    from scorer.gpu.contention import run_delay_ms
+    from scorer.judge.rep_feed import RepFeed
+    from scorer.workers.protocol import TimedStep
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        feed = RepFeed([1, 2, 3], [], busy.pid)
+        for done in (-1, 0, 1, 2):
+            feed(TimedStep(done=done).header())
+            time.sleep(0.05)
+        waited = feed.waited_ms()
+        own = run_delay_ms(busy.pid)
+        assert own is not None and waited is not None and len(waited) == 3
+        assert all(w >= 0 for w in waited) and sum(waited) <= own
+    finally:
+        busy.kill()
+        busy.wait()
+    assert RepFeed([1], [], busy.pid).waited_ms() is None  # no step read: nothing to take off
