@@ -15,9 +15,10 @@ import math
 import os
 import sys
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -47,6 +48,20 @@ _AS_PLAIN = torch.Tensor.as_subclass
 _CLONE = torch.Tensor.clone
 _EQUAL = torch.equal
 _CHECK_OUTPUT = dynamic_checks.check_output_object
+_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
+_NO_PYTHON_DISPATCH = torch._C._DisableTorchDispatch
+
+
+@contextmanager
+def _scorer_ops() -> Iterator[None]:
+    """The worker's own operations on inputs and outputs (copies, hashes, poisoning, sharing), past
+    any torch mode kernel.py left active: a TorchDispatchMode that made the worker's clone of an
+    output sparse broke the output's sharing on a GPU, and the crash decided the verdict
+    (runtime_error) before the mode was reported. The mode is still reported (the library-call
+    monitor sees it around every call: harness-introspection); the scorer just never runs
+    kernel.py's code in its own reads. Taken at import, before kernel.py can replace them."""
+    with _NO_TORCH_FUNCTION(), _NO_PYTHON_DISPATCH():
+        yield
 KERNEL_MODULE = "kernelarena_solution"
 
 
@@ -196,10 +211,11 @@ class KernelRole:
 
     def _ship(self, outputs: dict[str, list[torch.Tensor]]) -> tuple[dict[str, Any], Any]:
         """(header part, payload) carrying outputs to the reference worker through the judge."""
-        if self.device.type == "cuda":
-            self.shipped = [t for ts in outputs.values() for t in ts]
-            return {"shared": {k: share(v) for k, v in outputs.items()}}, None
-        return {}, {k: [t.to("cpu") for t in v] for k, v in outputs.items()}
+        with _scorer_ops():
+            if self.device.type == "cuda":
+                self.shipped = [t for ts in outputs.values() for t in ts]
+                return {"shared": {k: share(v) for k, v in outputs.items()}}, None
+            return {}, {k: [t.to("cpu") for t in v] for k, v in outputs.items()}
 
     def _release(self) -> None:
         """Drops what the reference worker has read, and hands the cached blocks back to the
@@ -288,9 +304,10 @@ class KernelRole:
     def _call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
               trial: str, around: Callable[[Callable[[], Any]], Any] | None = None) -> CallRecord:
         record = CallRecord(trial)
-        before = [_snapshot(a) for a in args]
-        # After the snapshot: the snapshot's own allocations would otherwise take the poisoned blocks.
-        poison_memory(self.device, specs)
+        with _scorer_ops():
+            before = [_snapshot(a) for a in args]
+            # After the snapshot: the snapshot's own allocations would otherwise take the poisoned blocks.
+            poison_memory(self.device, specs)
         try:
             with torch.no_grad():
                 kernel = self.turns.kernel_call(model)
@@ -300,14 +317,15 @@ class KernelRole:
             record.compile_failure = _is_compile_failure(exc)
             return record
         record.findings = list(_CHECK_OUTPUT(out))
-        try:
-            self._sync()
-            outputs = as_output_list(out)
-            record.devices = [str(t.device) for t in outputs]
-            record.outputs = [_kept(t) for t in outputs]
-        except Exception:
-            record.error = f"reading the outputs of trial '{trial}' failed:\n" + traceback.format_exc()
-        record.mutated = [i for i, (a, b) in enumerate(zip(args, before)) if not _unchanged(b, a)]
+        with _scorer_ops():
+            try:
+                self._sync()
+                outputs = as_output_list(out)
+                record.devices = [str(t.device) for t in outputs]
+                record.outputs = [_kept(t) for t in outputs]
+            except Exception:
+                record.error = f"reading the outputs of trial '{trial}' failed:\n" + traceback.format_exc()
+            record.mutated = [i for i, (a, b) in enumerate(zip(args, before)) if not _unchanged(b, a)]
         return record
 
     def _monitor(self) -> dynamic_checks.LibraryCallMonitor:

@@ -60,3 +60,25 @@ def test_outputs_must_be_dense_tensors() -> None:
     assert _outputs_of(None, {"seed-0": [dense]}, torch.device("cpu"))["seed-0"][0] is dense
     with pytest.raises(ShareError, match="sparse_coo"):
         _outputs_of(None, {"seed-0": [dense.to_sparse()]}, torch.device("cpu"))
+
+
+class _SparseClone(TorchDispatchMode):
+    """sparse_output_copy's mode: the worker's clone of an output comes back sparse."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out.to_sparse() if "clone" in str(func) else out
+
+
+def test_the_workers_own_reads_run_past_a_mode_kernel_py_left_active() -> None:
+    from scorer.workers.kernel_role import _kept, _scorer_ops, _snapshot, _unchanged
+
+    x = torch.arange(6.0)
+    mode = _SparseClone()
+    with mode:
+        assert _kept(x).layout == torch.sparse_coo  # what the worker read on the H100: share() then failed
+        with _scorer_ops():
+            kept, before = _kept(x), _snapshot(x)
+            assert kept.layout == torch.strided and torch.equal(kept, x)
+            assert _unchanged(before, x)
+        assert lingering_modes() != []  # still active, and still reported by the monitor

@@ -24,19 +24,23 @@ torch::Tensor swish(torch::Tensor x) {
     auto y = torch::empty_like(xc);
     long n = xc.numel();
     cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 32 << 20);
-    cudaStreamAttrValue attr = {};
-    attr.accessPolicyWindow.base_ptr = xc.data_ptr<float>();
-    // A window is at most the device's maximum (an H100's is below a full-size swish input, and
-    // asking for more fails with invalid argument): cover what fits.
-    int device = 0, max_window = 0;
+    // The carve-out and the window are at most the device's maxima (an H100's are below what an
+    // H200 takes: asking for more fails with invalid argument, and that error, left pending, is
+    // what the next torch call raises): cover what fits, and clear what a refusal left.
+    int device = 0, max_window = 0, max_persisting = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device);
+    cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device);
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, std::min<size_t>(32 << 20, (size_t)max_persisting));
+    cudaGetLastError();
+    cudaStreamAttrValue attr = {};
+    attr.accessPolicyWindow.base_ptr = xc.data_ptr<float>();
     attr.accessPolicyWindow.num_bytes = std::min<size_t>((size_t)n * sizeof(float), (size_t)max_window);
     attr.accessPolicyWindow.hitRatio = 1.0f;
     attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
     cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr);
+    cudaGetLastError();
     int blocks = (int)std::min<long>((n + 255) / 256, 65535);
     swish_kernel<<<blocks, 256, 0, stream>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
     return y;
