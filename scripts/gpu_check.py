@@ -25,6 +25,7 @@ starting new work when the call's time is nearly up, so what finished still come
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import signal
@@ -362,13 +363,23 @@ def _err_lines(text: str) -> list[str]:
     return text.split(_STDERR)[-1].strip().splitlines()
 
 
+_LIBC = ctypes.CDLL(None)  # loaded here: a child between fork and exec should not load libraries
+
+
+def _die_with_this_process() -> None:
+    """In a part's child, before exec: its own group leaves it out of reach of a kill of this
+    script's group (the device's time limit), so it is told to end when this script does. Parts run
+    from this script's main thread, which the signal follows."""
+    _LIBC.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def _subprocess(cmd: list[str], log: Path, budget: Budget) -> tuple[int, str]:
     """A part in a process group of its own, killed whole at its time limit: the machine stays up
     between calls, and a part's children left running (a benchmark's sweep, a corpus's judges) ran
     beside the next call's parts."""
     timeout = max(30.0, budget.left_s() - 15)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_this_process)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
         text, rc = stdout + _STDERR + stderr, proc.returncode
