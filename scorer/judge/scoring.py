@@ -344,7 +344,20 @@ class Judge:
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
         self._record(score, clock_findings(times, best, self.device.type)
-                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type))
+                     or self._window_findings(score, times, kernel, best))
+
+    def _window_findings(self, score: Score, times: list[float], kernel: TimingFigures, best: BatchClock) -> list[Finding]:
+        """The window check reads the judge's clock between timed repetitions, which on a CPU also
+        runs while other processes hold the cores: each repetition hands off between the judge and
+        the worker three times. Where both timings of the kernel saw foreign load (`contended`), its
+        evidence is kept as a flag, not a verdict. Seen in CI: an honest kernel's 3 repetitions read
+        36.7 ms each on the judge's clock against 5.5 ms on its own, beside the other test worker;
+        alone it passes. Only foreign load counts: a kernel's own processes are in its scoring's tree."""
+        found = window_findings(times, kernel.rep_intervals_ms, best, self.device.type)
+        if not (score.contended and self.device.type == "cpu"):
+            return found
+        return [Finding(f.pattern, f"{f.evidence} (the host was loaded by other processes through both timings: "
+                                   "not judged)", "flag") for f in found]
 
     def _settle(self) -> None:
         if self.before_timing is not None:

@@ -184,3 +184,26 @@ def test_a_judge_makes_the_gil_change_hands_promptly(demo) -> None:
         assert sys.getswitchinterval() <= GIL_SWITCH_S
     finally:
         sys.setswitchinterval(default)
+
+
+def test_window_evidence_from_a_host_loaded_through_both_timings_is_a_flag() -> None:
+    """CI's flake: an honest kernel's 3 repetitions read 36.7 ms each on the judge's clock against
+    5.5 ms on its own, beside the other test worker. Where foreign load ran through both timings
+    (`contended`), the window's evidence stays, as a flag; on a quiet host it is still a verdict."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from scorer.judge.reference import TimingFigures
+    from scorer.judge.scoring import Judge
+    from scorer.score import Score
+
+    clock = BatchClock(calls=8, total_ms=8 * 5.5 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
+    figures = TimingFigures("cpu/perf_counter", [5.5] * 3, [5.5] * 3, rep_intervals_ms=[36.7] * 3)
+    judge = SimpleNamespace(device=torch.device("cpu"))
+    quiet, loaded = Score(suite="demo", task="swish", verdict="passed"), Score(suite="demo", task="swish", verdict="passed")
+    loaded.contended = True
+    (verdict,) = Judge._window_findings(judge, quiet, [5.5] * 3, figures, clock)
+    assert verdict.pattern == "timer-patching" and verdict.severity == "reject"
+    (flag,) = Judge._window_findings(judge, loaded, [5.5] * 3, figures, clock)
+    assert flag.severity == "flag" and "not judged" in flag.evidence and "36.7 ms" in flag.evidence
