@@ -108,6 +108,12 @@ def _own_ticks(table: dict[int, tuple[int, int]], tree: set[int]) -> dict[int, i
     return {pid: table[pid][1] for pid in tree if pid in table}
 
 
+def tree_cpu_ms(root: int) -> float:
+    """CPU time of `root` and every process below it (reaped children included), in ms."""
+    table = process_table()
+    return sum(table[pid][1] for pid in own_tree(table, root) if pid in table) * 1e3 / _TICKS
+
+
 def run_delay_ms(pid: int) -> float | None:
     """How long the process's main thread has waited, runnable, for a CPU (ms; the scheduler's own
     count, /proc/<pid>/task/<pid>/schedstat's second field). None where it cannot be read; a

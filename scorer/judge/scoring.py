@@ -36,7 +36,7 @@ from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import BatchClock, clock_findings, prompt_gil_handoff, window_findings, window_ms
+from scorer.judge.clock import MIN_CPU_MS, BatchClock, clock_findings, prompt_gil_handoff, window_findings, window_ms
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -347,17 +347,7 @@ class Judge:
                      or self._window_findings(score, times, kernel, best))
 
     def _window_findings(self, score: Score, times: list[float], kernel: TimingFigures, best: BatchClock) -> list[Finding]:
-        """The window check reads the judge's clock between timed repetitions, which on a CPU also
-        runs while other processes hold the cores: each repetition hands off between the judge and
-        the worker three times. Where both timings of the kernel saw foreign load (`contended`), its
-        evidence is kept as a flag, not a verdict. Seen in CI: an honest kernel's 3 repetitions read
-        36.7 ms each on the judge's clock against 5.5 ms on its own, beside the other test worker;
-        alone it passes. Only foreign load counts: a kernel's own processes are in its scoring's tree."""
-        found = window_findings(times, kernel.rep_intervals_ms, best, self.device.type)
-        if not (score.contended and self.device.type == "cpu"):
-            return found
-        return [Finding(f.pattern, f"{f.evidence} (the host was loaded by other processes through both timings: "
-                                   "not judged)", "flag") for f in found]
+        return window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms)
 
     def _settle(self) -> None:
         if self.before_timing is not None:
@@ -500,8 +490,13 @@ class Judge:
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
         assert worker.proc is not None
         feed = RepFeed(plan.rep_seeds, plan.keep_reps, wall.walled_pid(worker.proc.pid))
+        cpu_before = contention.tree_cpu_ms(worker.proc.pid) if self.device.type == "cpu" else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
+        rep_cpu_ms = None
+        if cpu_before is not None:
+            spent = contention.tree_cpu_ms(worker.proc.pid) - cpu_before
+            rep_cpu_ms = spent / (self.warmup + len(plan.rep_seeds)) if spent >= MIN_CPU_MS else None
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
@@ -516,7 +511,7 @@ class Judge:
             host = [float(t) for t in h["host_times_ms"]]
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
-                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms())
+                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms)
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
