@@ -9,7 +9,7 @@ A judge dies with the process that started it. A ProcessPoolExecutor's workers d
 time limit, ^C twice, SIGKILL), the driver leaves its judges scoring to the end and then waiting
 forever, each with its warm workers' CUDA contexts. On a lent GPU that stays up between calls, the
 next call's scorings then ran beside them: a preflight read a stream injection from the host's
-load, and scorings ran out of device memory held by 52 processes of the killed call. A judge that
+load, and a "quiet" benchmark pass saw 33-56% foreign load. A judge that
 ends takes its workers with it (its fork server, which sees the judge's end of the socket close,
 kills them and exits), so nothing else needs killing.
 """
