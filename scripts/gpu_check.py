@@ -78,18 +78,12 @@ def _options(device: str) -> ScoreOptions:
 # Each concurrent scoring has a judge process of its own, as in a sweep (one `python -m scorer`
 # per trial): eight judges in one process's threads waited on each other's GIL inside the judge's
 # clock (benchmarks/gil_wait.py). A pool process keeps its session (warm kernel workers, the
-# references of its last tasks) for the whole part.
+# references of its last tasks) for the whole part, and closes it as it exits when the part's pool
+# shuts down (its warm workers would outlive the run otherwise).
 _PROCESS_SESSION: list[ScoringSession] = []
 # References a session keeps: the demo scores each task 3 times; suite tasks come once each, and a
 # kept reference holds its outputs on the GPU that other scorings need.
 _MAX_REFERENCES = [1]
-
-
-def _judge_pool(workers: int) -> ProcessPoolExecutor:
-    """A part's judge processes (scorer.judge.pool); each closes its session as it exits when the
-    pool shuts down (its warm workers would outlive this run, and a later run at another
-    concurrency starts its own)."""
-    return judge_pool(workers)
 
 
 def _close_process_session() -> None:
@@ -188,7 +182,7 @@ def part_demo(out: Path, device: str, workers: int, budget: Budget) -> list[str]
             (out / "demo.json").write_text(json.dumps(results, indent=1))
 
     # Round-robin order, so the three runs of a task are spread in time rather than back to back.
-    with _judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
+    with judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
         list(pool.map(job, [t for _ in range(3) for t in suite.tasks]))
     lines = ["demo: task | verdicts | baseline ms | kernel ms | speedups (3 runs) | spread (max-min)/median | wall s | "
              "overhead s | judge bound ms"]
@@ -284,7 +278,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     pool_t0, cpu0 = time.perf_counter(), _cpu_times()
     try:
         # Started after TRACE_ENV is set: the judge processes inherit it.
-        with _judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
+        with judge_pool(workers) as judges, ThreadPoolExecutor(workers) as pool:
             list(pool.map(job, jobs))
     finally:
         os.environ.pop(TRACE_ENV, None)

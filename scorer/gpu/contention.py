@@ -111,7 +111,7 @@ def _own_ticks(table: dict[int, tuple[int, int]], tree: set[int]) -> dict[int, i
 def tree_cpu_ms(root: int) -> float:
     """CPU time of `root` and every process below it (reaped children included), in ms."""
     table = process_table()
-    return sum(table[pid][1] for pid in own_tree(table, root) if pid in table) * 1e3 / _TICKS
+    return sum(_own_ticks(table, own_tree(table, root)).values()) * 1e3 / _TICKS
 
 
 def run_delay_ms(pid: int) -> float | None:

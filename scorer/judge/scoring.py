@@ -344,10 +344,7 @@ class Judge:
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
         self._record(score, clock_findings(times, best, self.device.type)
-                     or self._window_findings(score, times, kernel, best))
-
-    def _window_findings(self, score: Score, times: list[float], kernel: TimingFigures, best: BatchClock) -> list[Finding]:
-        return window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms)
+                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms))
 
     def _settle(self) -> None:
         if self.before_timing is not None:
@@ -489,7 +486,9 @@ class Judge:
                              warm_seed=plan.warm_seed)
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
         assert worker.proc is not None
-        feed = RepFeed(plan.rep_seeds, plan.keep_reps, wall.walled_pid(worker.proc.pid))
+        # The scheduler's count serves the host-clock rule, which has device events to hold it against.
+        timer = wall.walled_pid(worker.proc.pid) if self.device.type == "cuda" else None
+        feed = RepFeed(plan.rep_seeds, plan.keep_reps, timer)
         cpu_before = contention.tree_cpu_ms(worker.proc.pid) if self.device.type == "cpu" else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -314,17 +313,12 @@ def _cuda_touched() -> str | None:
 
 def _end_workers(live: set[int]) -> None:
     """The judge is gone (killed mid-scoring, say): its workers end with this server. A worker
-    waits for its channel, which closed with the judge, except one busy in forward, and a walled
-    kernel can leave its group and clear the signal that ends it with its waiting parent: each is
-    killed by pid, the walled one first (scorer.workers.process does the same)."""
-    from scorer.workers.wall import walled_pid
+    waits for its channel, which closed with the judge, except one busy in forward; a walled
+    kernel is killed by its pid as the judge would (scorer.workers.wall.kill_worker)."""
+    from scorer.workers.wall import kill_worker
 
     for pid in live:
-        for target, kill in ((walled_pid(pid), os.kill), (pid, os.killpg)):
-            try:
-                kill(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        kill_worker(pid, walled=True)
 
 
 def _serve(control: socket.socket) -> int:

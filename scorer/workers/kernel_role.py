@@ -62,6 +62,8 @@ def _scorer_ops() -> Iterator[None]:
     kernel.py's code in its own reads. Taken at import, before kernel.py can replace them."""
     with _NO_TORCH_FUNCTION(), _NO_PYTHON_DISPATCH():
         yield
+
+
 KERNEL_MODULE = "kernelarena_solution"
 
 

@@ -238,18 +238,8 @@ class WorkerProcess:
             self.proc.wait()
 
     def _kill_all(self) -> None:
-        """The walled kernel first, by its pid: it can leave the group (setsid) and clear the
-        signal that ends it with its waiting parent (prctl), but not outlive a SIGKILL to the first
-        process of its PID namespace, which takes every process in it along."""
         assert self.proc is not None
-        walled = wall.walled_pid(self.proc.pid) if self.role == "kernel" else self.proc.pid
-        for kill in ((lambda: os.kill(walled, signal.SIGKILL)) if walled != self.proc.pid else None,
-                     lambda: os.killpg(self.proc.pid, signal.SIGKILL)):
-            try:
-                if kill is not None:
-                    kill()
-            except (ProcessLookupError, PermissionError):
-                pass
+        wall.kill_worker(self.proc.pid, walled=self.role == "kernel")
 
     def close(self) -> None:
         """Kills the worker's whole process group: nothing it holds is worth a graceful

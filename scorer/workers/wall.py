@@ -506,6 +506,19 @@ def walled_pid(pid: int) -> int:
     return int(children[0]) if len(children) == 1 else pid
 
 
+def kill_worker(pid: int, walled: bool) -> None:
+    """SIGKILLs a worker: the walled kernel first, by its pid (it can leave the worker's process
+    group with setsid and clear the signal that ends it with its waiting parent, but not outlive a
+    SIGKILL to the first process of its PID namespace, which takes every process in it along),
+    then the worker's process group."""
+    targets = [(walled_pid(pid), os.kill)] if walled else []
+    for target, kill in targets + [(pid, os.killpg)]:
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def _status_fields(pid: int) -> dict[str, str]:
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
