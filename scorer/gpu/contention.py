@@ -10,13 +10,18 @@ cannot prevent (work outside the sweep, a sandbox with no freezer, a process a k
   its own; then more computing processes than the scoring's own two count as foreign.
 
 The judge watches the timed stages, times them once more where it saw foreign compute, and
-records what it saw as `contended` in score.json. Only the standard library (and pynvml where
-present) is used.
+records what it saw as `contended` in score.json. A watched stage also does untimed work (the
+checks of the timed outputs, waits for the device lock while sibling scorings compute, a frozen
+agent's thaw), so where the timer's exclusive holds ran inside the window (`timed_section`, entered
+by `scorer.gpu.lock.hold_gpu`) the load is read over those sections alone: what ran beside the
+clock, not beside the bookkeeping. Only the standard library (and pynvml where present) is used.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -30,6 +35,13 @@ GPU_FOREIGN_SM_PCT = 5
 # The scoring's own processes that can compute on the GPU in a timed stage (kernel, reference).
 _OWN_GPU_PROCESSES = 2
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# NVML averages a process's SM use over its sampling period (about a sixth of a second); the
+# period is read from the samples' own timestamps where there are enough of them.
+_NVML_PERIOD_US = 167_000
+_NVML_PERIOD_BOUNDS_US = (20_000, 1_000_000)
+# Samples read from before the window, so the period can be estimated at its start.
+_NVML_LOOKBACK_US = 2_000_000
+_OPEN = threading.local()
 
 
 @dataclass
@@ -38,6 +50,9 @@ class Contention:
 
     device: str
     window_s: float = 0.0
+    # The timer's exclusive sections inside the window and their length: the load was read there.
+    sections: int = 0
+    timed_s: float = 0.0
     foreign_cpu_cores: float | None = None
     own_cpu_cores: float | None = None
     foreign_gpu: list[dict[str, Any]] = field(default_factory=list)
@@ -51,7 +66,7 @@ class Contention:
 
     def evidence(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if v not in (None, "", [])}
-        for key in ("window_s", "foreign_cpu_cores", "own_cpu_cores"):
+        for key in ("window_s", "timed_s", "foreign_cpu_cores", "own_cpu_cores"):
             if isinstance(data.get(key), float):
                 data[key] = round(data[key], 3)
         return data
@@ -165,6 +180,34 @@ def _gpu_samples(nvml: Any, handle: Any, since_us: int) -> list[Any]:
         return []
 
 
+def sample_period_us(samples: list[Any]) -> int:
+    """NVML's sampling period: the median gap between one process's consecutive samples."""
+    stamps: dict[int, list[int]] = {}
+    for s in samples:
+        stamps.setdefault(int(s.pid), []).append(int(s.timeStamp))
+    gaps = [b - a for ts in stamps.values() for a, b in zip(sorted(ts), sorted(ts)[1:]) if b > a]
+    if not gaps:
+        return _NVML_PERIOD_US
+    low, high = _NVML_PERIOD_BOUNDS_US
+    return int(min(high, max(low, statistics.median(gaps))))
+
+
+def in_sections(samples: list[Any], sections: list[tuple[int, int]], since_us: int) -> list[Any]:
+    """The samples that speak for the timed sections: each covers the period before its
+    timestamp, and counts when at least half of that period lay inside a section. Without
+    sections, every sample of the window."""
+    if not sections:
+        return [s for s in samples if int(s.timeStamp) >= since_us]
+    period = sample_period_us(samples)
+    kept = []
+    for s in samples:
+        end = int(s.timeStamp)
+        inside = sum(max(0, min(end, b) - max(end - period, a)) for a, b in sections)
+        if inside * 2 >= period:
+            kept.append(s)
+    return kept
+
+
 def _foreign_gpu(samples: list[Any], tree: set[int]) -> tuple[list[dict[str, Any]], str]:
     busiest: dict[int, dict[str, Any]] = {}
     for s in samples:
@@ -181,27 +224,83 @@ def _foreign_gpu(samples: list[Any], tree: set[int]) -> tuple[list[dict[str, Any
     return sorted(computing, key=lambda e: e["sm_pct"])[: len(computing) - _OWN_GPU_PROCESSES], note
 
 
+@dataclass
+class _Mark:
+    """The host's busy ticks and the judge tree's CPU ticks at one moment."""
+
+    wall_us: int
+    busy: int | None
+    table: dict[int, tuple[int, int]]
+
+    @classmethod
+    def now(cls) -> "_Mark":
+        return cls(int(time.time() * 1e6), _busy_ticks(), process_table())
+
+
+def _cpu_between(start: _Mark, end: _Mark) -> tuple[int, int] | None:
+    """(host busy ticks, the judge tree's own ticks) from start to end; None where /proc/stat is unreadable."""
+    if start.busy is None or end.busy is None:
+        return None
+    before = _own_ticks(start.table, own_tree(start.table))
+    own = sum(max(0, t - before.get(pid, 0)) for pid, t in _own_ticks(end.table, own_tree(end.table)).items())
+    return end.busy - start.busy, own
+
+
+class _Window:
+    """One open watch: the sections entered while it was open."""
+
+    def __init__(self) -> None:
+        self.sections: list[tuple[_Mark, _Mark]] = []
+
+
+@contextmanager
+def timed_section() -> Iterator[None]:
+    """A section of timing (the timer's exclusive hold) inside every watch open in this thread;
+    where a watch saw any, it reads foreign load over its sections alone. Outside a watch it
+    costs nothing."""
+    windows: list[_Window] = list(getattr(_OPEN, "windows", ()))
+    if not windows:
+        yield
+        return
+    start = _Mark.now()
+    try:
+        yield
+    finally:
+        end = _Mark.now()
+        for window in windows:
+            window.sections.append((start, end))
+
+
 @contextmanager
 def watch(device_type: str, gpu_key: str | None = None) -> Iterator[Contention]:
     """Watches the block; the yielded record is filled in when it ends."""
     seen = Contention(device_type)
     nvml, handle, why = nvml_handle(gpu_key) if device_type == "cuda" else (None, None, "")
     seen.gpu_note = why
-    start_table, busy0 = process_table(), _busy_ticks()
-    start_own = _own_ticks(start_table, own_tree(start_table))
-    since_us, t0 = int(time.time() * 1e6), time.monotonic()
+    window = _Window()
+    _OPEN.windows = [*getattr(_OPEN, "windows", ()), window]
+    start, t0 = _Mark.now(), time.monotonic()
     try:
         yield seen
     finally:
+        _OPEN.windows = [w for w in _OPEN.windows if w is not window]
         seen.window_s = time.monotonic() - t0
-        table, busy1 = process_table(), _busy_ticks()
-        tree = own_tree(table)
-        if busy0 is not None and busy1 is not None and seen.window_s > 0:
-            own = sum(max(0, t - start_own.get(pid, 0)) for pid, t in _own_ticks(table, tree).items())
-            seen.own_cpu_cores = own / _TICKS / seen.window_s
-            seen.foreign_cpu_cores = max(0.0, (busy1 - busy0 - own) / _TICKS / seen.window_s)
+        end = _Mark.now()
+        spans = window.sections or [(start, end)]
+        seen.sections = len(window.sections)
+        seen.timed_s = sum(b.wall_us - a.wall_us for a, b in window.sections) / 1e6
+        cpu = [_cpu_between(a, b) for a, b in spans]
+        seconds = seen.timed_s if window.sections else seen.window_s
+        if cpu and all(c is not None for c in cpu) and seconds > 0:
+            busy = sum(c[0] for c in cpu if c is not None)
+            own = sum(c[1] for c in cpu if c is not None)
+            seen.own_cpu_cores = own / _TICKS / seconds
+            seen.foreign_cpu_cores = max(0.0, (busy - own) / _TICKS / seconds)
         if handle is not None:
-            seen.foreign_gpu, note = _foreign_gpu(_gpu_samples(nvml, handle, since_us), tree)
+            samples = _gpu_samples(nvml, handle, start.wall_us - _NVML_LOOKBACK_US)
+            sections = [(a.wall_us, b.wall_us) for a, b in window.sections]
+            seen.foreign_gpu, note = _foreign_gpu(in_sections(samples, sections, start.wall_us),
+                                                  own_tree(end.table))
             seen.gpu_note = note
 
 

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from scorer.gpu import freeze
+from scorer.gpu import contention, freeze
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
 # A file each holder appends a line to when it lets go (asked, got, freed on the system-wide
@@ -198,12 +198,12 @@ def hold_gpu(gpu_key: str | None, *, shared: bool = False, lease_s: float = 300.
     """Blocks until the lock for `gpu_key` can be taken (shared or exclusive); None (CPU runs)
     locks nothing. The exclusive side is the timer's: once it holds the lock, the sweep's agent
     sandboxes on the device (the CPU for None) are frozen until it lets go (scorer/gpu/freeze.py),
-    for at most `lease_s`."""
+    for at most `lease_s`, and a contention watch reads foreign load over this section."""
     if gpu_key is None:
         if shared:
             yield
         else:
-            with freeze.exclusive(lock_dir(), freeze.CPU_DEVICE, lease_s):
+            with freeze.exclusive(lock_dir(), freeze.CPU_DEVICE, lease_s), contention.timed_section():
                 yield
         return
     lock = GpuLock(gpu_key, shared=shared)
@@ -212,7 +212,7 @@ def hold_gpu(gpu_key: str | None, *, shared: bool = False, lease_s: float = 300.
         if shared:
             yield
         else:
-            with freeze.exclusive(lock_dir(), gpu_key, lease_s):
+            with freeze.exclusive(lock_dir(), gpu_key, lease_s), contention.timed_section():
                 yield
     finally:
         lock.close()

@@ -57,6 +57,70 @@ def test_own_children_are_not_foreign() -> None:
     assert own_s == pytest.approx(burned, rel=0.3, abs=0.05)
 
 
+def _burn_in_child(seconds: float) -> None:
+    subprocess.run([sys.executable, "-c", BURN.format(seconds=seconds)], check=True)
+
+
+def test_load_is_read_over_the_timed_sections_alone() -> None:
+    """A watch that saw timed sections (the timer's exclusive holds) reads the load over them, not
+    over the checks and lock waits around them. Read on the judge's own CPU time, which other
+    work on a busy test box cannot change: a child burning outside the section is not in it."""
+    with contention.watch("cpu") as seen:
+        _burn_in_child(1.0)
+        with contention.timed_section():
+            time.sleep(0.5)
+        _burn_in_child(0.5)
+    assert seen.sections == 1 and seen.timed_s == pytest.approx(0.5, abs=0.15)
+    assert seen.window_s > 1.8
+    assert (seen.own_cpu_cores or 0.0) < 0.3, seen.evidence()
+    assert seen.evidence()["sections"] == 1
+
+    with contention.watch("cpu") as busy:
+        time.sleep(0.3)
+        with contention.timed_section():
+            _burn_in_child(0.8)
+        with contention.timed_section():
+            time.sleep(0.2)
+    assert busy.sections == 2
+    assert (busy.own_cpu_cores or 0.0) > 0.5, busy.evidence()
+
+
+def test_sections_reach_every_open_watch_and_none_after() -> None:
+    with contention.watch("cpu") as outer:
+        with contention.watch("cpu") as inner:
+            with contention.timed_section():
+                time.sleep(0.05)
+        with contention.timed_section():
+            time.sleep(0.05)
+    with contention.timed_section():  # no watch open: nothing records it
+        pass
+    assert (outer.sections, inner.sections) == (2, 1)
+
+
+def test_gpu_samples_count_for_the_sections_they_mostly_cover() -> None:
+    """NVML averages SM use over its sampling period: a sample counts for a timed section when at
+    least half of the period before its timestamp lay inside one, so a neighbour's burst that ended
+    as the freeze began is not read into the timing, and one that ran through it is."""
+
+    class Sample:
+        def __init__(self, pid: int, stamp_ms: int, sm: int) -> None:
+            self.pid, self.timeStamp, self.smUtil, self.memUtil = pid, stamp_ms * 1000, sm, 0
+
+    # pid 7 samples every 100 ms; the section is 1030-1480 ms.
+    burst_before = [Sample(7, t, 80) for t in range(650, 1100, 100)]  # its last covers 950-1050 ms
+    assert contention.sample_period_us(burst_before) == 100_000
+    section = [(1_030_000, 1_480_000)]
+    kept = contention.in_sections(burst_before, section, since_us=0)
+    assert kept == [], "the sample ending 20 ms into the section covers mostly the time before it"
+    through = burst_before + [Sample(7, t, 60) for t in range(1150, 1650, 100)]
+    kept = contention.in_sections(through, section, since_us=0)
+    assert [s.timeStamp // 1000 for s in kept] == [1150, 1250, 1350, 1450]
+    # Without sections the whole window counts, from its start.
+    assert len(contention.in_sections(through, [], since_us=900_000)) == len(through) - 3  # 650-850 before it
+    # One sample of a process: the default period.
+    assert contention.sample_period_us([Sample(9, 5, 50)]) == contention._NVML_PERIOD_US
+
+
 def test_detached_burners_are_foreign(burners: list[int]) -> None:
     assert burners and all(Path(f"/proc/{p}").exists() for p in burners)
     with contention.watch("cpu") as seen:
