@@ -116,14 +116,14 @@ def score_all(items: list[tuple[Any, str, Path]], options: ScoreOptions, device:
 
 
 def _foreign(windows: list[dict[str, Any]]) -> float | None:
-    """The first watched window's foreign load: CPU cores, or on a GPU the busiest foreign
+    """The most foreign load any watched window saw: CPU cores, or on a GPU the busiest foreign
     process's SM utilisation in percent."""
     if not windows:
         return None
-    first = windows[0]
-    if first.get("device") == "cuda":
-        return float(max((e["sm_pct"] for e in first.get("foreign_gpu", [])), default=0))
-    return first.get("foreign_cpu_cores")
+    if windows[0].get("device") == "cuda":
+        return float(max((e["sm_pct"] for w in windows for e in w.get("foreign_gpu", [])), default=0))
+    seen = [w["foreign_cpu_cores"] for w in windows if w.get("foreign_cpu_cores") is not None]
+    return max(seen) if seen else None
 
 
 class Agent:

@@ -44,6 +44,7 @@ from sandbox.config import CONTAINER_CODE_ROOT, CONTAINER_WORKDIR, SandboxConfig
 from sandbox.output import BoundedCapture
 from sandbox.paths import repo_root, solution_dirs
 from sandbox.threads import run_on_thread
+from scorer.gpu.freeze import is_frozen
 
 log = get_logger("kernelarena.sandbox")
 
@@ -58,15 +59,22 @@ _INIT = 'trap "kill -9 -1" USR1; trap "exit 0" TERM; while :; do sleep infinity 
 _READ = 'test -e "$1" || exit 44; test -d "$1" && exit 45; exec cat -- "$1"'
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"'
 # A sweep's judge freezes an agent's container while it times on the agent's device
-# (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container (exit 126, nothing
-# run, "cannot exec in a paused container"): such an exec is tried again until the thaw. A freeze's lease ends within 600 s.
+# (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container: exit 126 with nothing
+# started (the exec's Pid stays 0), saying "cannot exec in a paused container", or with its
+# message lost on the hijacked stream, or "read init-p: connection reset" when the freeze landed
+# mid-start. Such an exec is tried again until the thaw. A freeze's lease ends within 600 s.
 _FROZEN_WAIT_S = 605.0
 _T = TypeVar("_T")
 
 
-def _refused_while_frozen(code: int, output: str) -> bool:
-    """runc's refusal, which comes back as the command's output with exit 126."""
-    return code == 126 and "cannot exec in a paused container" in output[:400]
+def _refused_while_frozen(code: int, pid: int, output: str, frozen_now: Callable[[], bool]) -> bool:
+    """runc's refusal of an exec into a frozen container. Every command runs under `timeout`,
+    so a 126 with no process started is runc's own failure; it is the freeze's when runc says so,
+    says nothing, or the container's freezer reads frozen now (a fork bomb's refusal, which
+    names the cause, is not waited on)."""
+    if code != 126 or pid:
+        return False
+    return "cannot exec in a paused container" in output[:400] or not output.strip() or frozen_now()
 
 
 async def _until_thawed(attempt: Callable[[], Awaitable[_T]], refused: Callable[[_T], bool]) -> _T:
@@ -97,6 +105,7 @@ class _Exec:
             environment=env or None, workdir=workdir,
         )["Id"]
         self.sock: Any = None
+        self.pid = 0  # the started process's host pid; 0 where none was started
 
     def start(self) -> None:
         self.sock = self.api.exec_start(self.exec_id, socket=True)
@@ -134,6 +143,7 @@ class _Exec:
         deadline = time.monotonic() + wait_s
         while True:
             state = self.api.exec_inspect(self.exec_id)
+            self.pid = int(state.get("Pid") or 0)
             if not state.get("Running"):
                 code = state.get("ExitCode")
                 return -1 if code is None else int(code)
@@ -343,12 +353,18 @@ class DockerSandbox(Sandbox):
     async def exec(self, cmd: list[str] | str, *, timeout: float = 60, cwd: str | None = None,
                    env: dict[str, str] | None = None,
                    on_stdout: Callable[[bytes], None] | None = None) -> ExecResult:
-        return await _until_thawed(
+        result, _ = await _until_thawed(
             lambda: self._exec_once(cmd, timeout=timeout, cwd=cwd, env=env, on_stdout=on_stdout),
-            lambda r: _refused_while_frozen(r.exit_code, r.stdout + r.stderr))
+            lambda r: r[1])
+        return result
+
+    def _frozen_now(self) -> bool:
+        return self._freezer is not None and is_frozen(self._freezer)
 
     async def _exec_once(self, cmd: list[str] | str, *, timeout: float, cwd: str | None,
-                         env: dict[str, str] | None, on_stdout: Callable[[bytes], None] | None) -> ExecResult:
+                         env: dict[str, str] | None,
+                         on_stdout: Callable[[bytes], None] | None) -> tuple[ExecResult, bool]:
+        """The command's result, and whether a freeze refused it (nothing ran)."""
         argv = with_timeout(as_argv(cmd), timeout)
         out = BoundedCapture(self.cfg.output_limit_bytes, on_stdout)
         err = BoundedCapture(self.cfg.output_limit_bytes)
@@ -378,6 +394,9 @@ class DockerSandbox(Sandbox):
         code = await self._exit_code(job)
         if code is None:
             code, host_timed_out = 137, True
+        if _refused_while_frozen(code, job.pid, out.text() + err.text(), self._frozen_now):
+            return ExecResult(stdout=out.text(), stderr=err.text(), exit_code=code, timed_out=False, oom_killed=False,
+                              duration_s=duration, stdout_bytes=out.total, stderr_bytes=err.total), True
         oom = await self._oom_since(oom_before, code)
         timed_out = host_timed_out or timed_out_from(code, duration, timeout, oom)
         if timed_out and not host_timed_out:  # (a host timeout has reset already)
@@ -388,7 +407,7 @@ class DockerSandbox(Sandbox):
         return ExecResult(
             stdout=out.text(), stderr=err.text(), exit_code=code, timed_out=timed_out,
             oom_killed=oom, duration_s=duration, stdout_bytes=out.total, stderr_bytes=err.total,
-        )
+        ), False
 
     async def _reset_processes(self, wait_s: float = 5) -> None:
         """SIGKILL everything but PID 1 and its keeper; waits until it is done."""
@@ -442,12 +461,13 @@ class DockerSandbox(Sandbox):
     async def _run_bytes(self, argv: list[str], *, timeout: float, stdin: bytes | None = None,
                          limit: int = MAX_TRANSFER_BYTES) -> tuple[int, bytes, str]:
         """A helper command of ours (not the user's): full stdout bytes, or SandboxError."""
-        return await _until_thawed(
+        code, out, err, _ = await _until_thawed(
             lambda: self._run_bytes_once(argv, timeout=timeout, stdin=stdin, limit=limit),
-            lambda r: _refused_while_frozen(r[0], r[1][:400].decode(errors="replace") + r[2]))
+            lambda r: r[3])
+        return code, out, err
 
     async def _run_bytes_once(self, argv: list[str], *, timeout: float, stdin: bytes | None,
-                              limit: int) -> tuple[int, bytes, str]:
+                              limit: int) -> tuple[int, bytes, str, bool]:
         out = BoundedCapture(limit)
         err = BoundedCapture(64 * 1024)
         job = await asyncio.to_thread(self._new_exec, with_timeout(argv, timeout), None, None, stdin)
@@ -465,7 +485,9 @@ class DockerSandbox(Sandbox):
         code = await self._exit_code(job)
         if out.truncated:
             raise SandboxError(f"more than {limit} bytes to transfer; copy smaller files")
-        return (-1 if code is None else code), out.bytes(), err.text()
+        code = -1 if code is None else code
+        text = out.bytes()[:400].decode(errors="replace") + err.text()
+        return code, out.bytes(), err.text(), _refused_while_frozen(code, job.pid, text, self._frozen_now)
 
     # -- files -----------------------------------------------------------------------------
 

@@ -256,3 +256,38 @@ def test_commands_into_a_frozen_docker_agent_wait_for_the_thaw(lock_dir: Path) -
             assert data == b"x = 1\n" and time.monotonic() - started >= 1.0
 
     asyncio.run(main())
+
+
+def test_only_runcs_refusal_of_a_frozen_container_is_waited_on() -> None:
+    """What a docker exec's exit 126 means: runc's refusal while frozen (nothing started, its
+    message or none), against a command that ran and exited 126, or a refusal for another cause."""
+    from sandbox.docker_sandbox import _refused_while_frozen
+
+    def thawed() -> bool:
+        return False
+
+    def frozen() -> bool:
+        return True
+
+    paused = "OCI runtime exec failed: exec failed: cannot exec in a paused container: unknown"
+    assert _refused_while_frozen(126, 0, paused, thawed)
+    assert _refused_while_frozen(126, 0, "", thawed), "the message lost on the stream"
+    assert _refused_while_frozen(126, 0, "read init-p: connection reset by peer: unknown", frozen)
+    assert not _refused_while_frozen(126, 0, "read init-p: connection reset by peer: unknown", thawed)
+    assert not _refused_while_frozen(126, 4242, "", frozen), "a command that ran and exited 126"
+    assert not _refused_while_frozen(126, 0, "fork/exec: resource temporarily unavailable", thawed)
+    assert not _refused_while_frozen(1, 0, paused, frozen)
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("docker_ready")
+def test_a_command_that_exits_126_in_a_thawed_container_is_not_retried() -> None:
+    async def main() -> None:
+        async with open_sandbox(SandboxConfig(backend="docker")) as sb:
+            await sb.write_file("count.sh", "echo run >> runs.txt\nexit 126\n")
+            started = time.monotonic()
+            result = await sb.exec("sh count.sh", timeout=30)
+            assert result.exit_code == 126 and time.monotonic() - started < 10
+            assert (await sb.read_file("runs.txt")).decode().split() == ["run"]
+
+    asyncio.run(main())
