@@ -44,7 +44,6 @@ from sandbox.config import CONTAINER_CODE_ROOT, CONTAINER_WORKDIR, SandboxConfig
 from sandbox.output import BoundedCapture
 from sandbox.paths import repo_root, solution_dirs
 from sandbox.threads import run_on_thread
-from scorer.gpu.freeze import is_frozen
 
 log = get_logger("kernelarena.sandbox")
 
@@ -61,20 +60,20 @@ _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"'
 # A sweep's judge freezes an agent's container while it times on the agent's device
 # (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container: exit 126 with nothing
 # started (the exec's Pid stays 0), saying "cannot exec in a paused container", or with its
-# message lost on the hijacked stream, or "read init-p: connection reset" when the freeze landed
-# mid-start. Such an exec is tried again until the thaw. A freeze's lease ends within 600 s.
+# message lost on the hijacked stream. Such an exec is tried again until the thaw. A freeze's
+# lease ends within 600 s.
 _FROZEN_WAIT_S = 605.0
 _T = TypeVar("_T")
 
 
-def _refused_while_frozen(code: int, pid: int, output: str, frozen_now: Callable[[], bool]) -> bool:
+def _refused_while_frozen(code: int, pid: int, output: str) -> bool:
     """runc's refusal of an exec into a frozen container. Every command runs under `timeout`,
-    so a 126 with no process started is runc's own failure; it is the freeze's when runc says so,
-    says nothing, or the container's freezer reads frozen now (a fork bomb's refusal, which
-    names the cause, is not waited on)."""
+    so a 126 with no process started is runc's own failure; it is the freeze's when runc says so
+    or says nothing (a refusal for another cause, such as a fork bomb's, names it and is not
+    waited on)."""
     if code != 126 or pid:
         return False
-    return "cannot exec in a paused container" in output[:400] or not output.strip() or frozen_now()
+    return "cannot exec in a paused container" in output[:400] or not output.strip()
 
 
 async def _until_thawed(attempt: Callable[[], Awaitable[_T]], refused: Callable[[_T], bool]) -> _T:
@@ -358,9 +357,6 @@ class DockerSandbox(Sandbox):
             lambda r: r[1])
         return result
 
-    def _frozen_now(self) -> bool:
-        return self._freezer is not None and is_frozen(self._freezer)
-
     async def _exec_once(self, cmd: list[str] | str, *, timeout: float, cwd: str | None,
                          env: dict[str, str] | None,
                          on_stdout: Callable[[bytes], None] | None) -> tuple[ExecResult, bool]:
@@ -394,7 +390,7 @@ class DockerSandbox(Sandbox):
         code = await self._exit_code(job)
         if code is None:
             code, host_timed_out = 137, True
-        if _refused_while_frozen(code, job.pid, out.text() + err.text(), self._frozen_now):
+        if _refused_while_frozen(code, job.pid, out.text() + err.text()):
             return ExecResult(stdout=out.text(), stderr=err.text(), exit_code=code, timed_out=False, oom_killed=False,
                               duration_s=duration, stdout_bytes=out.total, stderr_bytes=err.total), True
         oom = await self._oom_since(oom_before, code)
@@ -487,7 +483,7 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"more than {limit} bytes to transfer; copy smaller files")
         code = -1 if code is None else code
         text = out.bytes()[:400].decode(errors="replace") + err.text()
-        return code, out.bytes(), err.text(), _refused_while_frozen(code, job.pid, text, self._frozen_now)
+        return code, out.bytes(), err.text(), _refused_while_frozen(code, job.pid, text)
 
     # -- files -----------------------------------------------------------------------------
 
