@@ -129,6 +129,17 @@ def tree_cpu_ms(root: int) -> float:
     return sum(_own_ticks(table, own_tree(table, root)).values()) * 1e3 / _TICKS
 
 
+def thread_cpu_ms(pid: int) -> float | None:
+    """CPU time of the process's main thread in ms, to the nanosecond (the scheduler's own count,
+    /proc/<pid>/task/<pid>/schedstat's first field), where clock ticks are too coarse for a short
+    stage. None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as fh:
+            return int(fh.read().split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_delay_ms(pid: int) -> float | None:
     """How long the process's main thread has waited, runnable, for a CPU (ms; the scheduler's own
     count, /proc/<pid>/task/<pid>/schedstat's second field). None where it cannot be read; a

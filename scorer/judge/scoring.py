@@ -489,13 +489,22 @@ class Judge:
         # The scheduler's count serves the host-clock rule, which has device events to hold it against.
         timer = wall.walled_pid(worker.proc.pid) if self.device.type == "cuda" else None
         feed = RepFeed(plan.rep_seeds, plan.keep_reps, timer)
-        cpu_before = contention.tree_cpu_ms(worker.proc.pid) if self.device.type == "cpu" else None
+        on_cpu = self.device.type == "cpu"
+        kernel_pid = wall.walled_pid(worker.proc.pid) if on_cpu else 0
+        cpu_before = (contention.tree_cpu_ms(worker.proc.pid), contention.thread_cpu_ms(kernel_pid)) if on_cpu else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
         rep_cpu_ms = None
         if cpu_before is not None:
-            spent = contention.tree_cpu_ms(worker.proc.pid) - cpu_before
-            rep_cpu_ms = spent / (self.warmup + len(plan.rep_seeds)) if spent >= MIN_CPU_MS else None
+            calls = self.warmup + len(plan.rep_seeds)
+            spent = contention.tree_cpu_ms(worker.proc.pid) - cpu_before[0]
+            main_after = contention.thread_cpu_ms(kernel_pid)
+            if spent >= MIN_CPU_MS:
+                rep_cpu_ms = spent / calls
+            elif cpu_before[1] is not None and main_after is not None:
+                # Too few ticks to read: the kernel thread's own count, exact at any length. A
+                # stage this short did little work on any thread (the tree's ticks say so).
+                rep_cpu_ms = max(0.0, main_after - cpu_before[1]) / calls
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
