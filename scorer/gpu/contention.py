@@ -129,26 +129,26 @@ def tree_cpu_ms(root: int) -> float:
     return sum(_own_ticks(table, own_tree(table, root)).values()) * 1e3 / _TICKS
 
 
-def thread_cpu_ms(pid: int) -> float | None:
-    """CPU time of the process's main thread in ms, to the nanosecond (the scheduler's own count,
-    /proc/<pid>/task/<pid>/schedstat's first field), where clock ticks are too coarse for a short
-    stage. None where it cannot be read."""
+def _schedstat_ms(pid: int, field: int) -> float | None:
+    """One field of the main thread's /proc/<pid>/task/<pid>/schedstat (ns), in ms; None where
+    it cannot be read."""
     try:
         with open(f"/proc/{pid}/task/{pid}/schedstat") as fh:
-            return int(fh.read().split()[0]) / 1e6
+            return int(fh.read().split()[field]) / 1e6
     except (OSError, ValueError, IndexError):
         return None
+
+
+def thread_cpu_ms(pid: int) -> float | None:
+    """CPU time of the process's main thread in ms, to the nanosecond (the scheduler's own count),
+    where clock ticks are too coarse for a short stage."""
+    return _schedstat_ms(pid, 0)
 
 
 def run_delay_ms(pid: int) -> float | None:
     """How long the process's main thread has waited, runnable, for a CPU (ms; the scheduler's own
-    count, /proc/<pid>/task/<pid>/schedstat's second field). None where it cannot be read; a
-    kernel without scheduler statistics reports 0 throughout."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/schedstat") as fh:
-            return int(fh.read().split()[1]) / 1e6
-    except (OSError, ValueError, IndexError):
-        return None
+    count). A kernel without scheduler statistics reports 0 throughout."""
+    return _schedstat_ms(pid, 1)
 
 
 # --- GPU ------------------------------------------------------------------------------------------
@@ -300,11 +300,10 @@ def watch(device_type: str, gpu_key: str | None = None) -> Iterator[Contention]:
         spans = window.sections or [(start, end)]
         seen.sections = len(window.sections)
         seen.timed_s = sum(b.wall_us - a.wall_us for a, b in window.sections) / 1e6
-        cpu = [_cpu_between(a, b) for a, b in spans]
+        cpu = [c for c in (_cpu_between(a, b) for a, b in spans) if c is not None]
         seconds = seen.timed_s if window.sections else seen.window_s
-        if cpu and all(c is not None for c in cpu) and seconds > 0:
-            busy = sum(c[0] for c in cpu if c is not None)
-            own = sum(c[1] for c in cpu if c is not None)
+        if len(cpu) == len(spans) and seconds > 0:
+            busy, own = sum(c[0] for c in cpu), sum(c[1] for c in cpu)
             seen.own_cpu_cores = own / _TICKS / seconds
             seen.foreign_cpu_cores = max(0.0, (busy - own) / _TICKS / seconds)
         if handle is not None:

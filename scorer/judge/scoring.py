@@ -486,11 +486,10 @@ class Judge:
                              warm_seed=plan.warm_seed)
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
         assert worker.proc is not None
-        # The scheduler's count serves the host-clock rule, which has device events to hold it against.
-        timer = wall.walled_pid(worker.proc.pid) if self.device.type == "cuda" else None
-        feed = RepFeed(plan.rep_seeds, plan.keep_reps, timer)
+        kernel_pid = wall.walled_pid(worker.proc.pid)
         on_cpu = self.device.type == "cpu"
-        kernel_pid = wall.walled_pid(worker.proc.pid) if on_cpu else 0
+        # The scheduler's count serves the host-clock rule, which has device events to hold it against.
+        feed = RepFeed(plan.rep_seeds, plan.keep_reps, kernel_pid if self.device.type == "cuda" else None)
         cpu_before = (contention.tree_cpu_ms(worker.proc.pid), contention.thread_cpu_ms(kernel_pid)) if on_cpu else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
