@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 
 from scorer.checks.catalog import Finding
+from scorer.gpu import contention
 
 # The threshold keeps a margin above the honest bound / reported figures measured. On the H200
 # (docs/results/2026-12-03-judge-owns-data-and-clock.md) kernels of 0.3 ms and more measured
@@ -64,10 +65,17 @@ class BatchClock:
     # window check's gaps hold it. 32 MiB on a CPU took 6-17 ms on a loaded 2-core box, so an
     # honest 0.2 ms C++ kernel read as a forged clock before it was taken off.
     flush_ms: float = 0.0
+    # The kernel worker's CPU time over the batch (CPU only, `StageCpu`): the wall clock also runs
+    # while other processes hold the cores, waiting for a core costs no CPU time, and a forged
+    # clock's hidden work does.
+    cpu_ms: float | None = None
+
+    def work_ms(self) -> float:
+        wall = self.total_ms - self.round_trips * self.round_trip_ms
+        return wall if self.cpu_ms is None else min(wall, self.cpu_ms)
 
     def bound_ms(self) -> float:
-        work = self.total_ms - self.round_trips * self.round_trip_ms
-        return max(0.0, work / max(1, self.calls) - self.overhead_ms_per_call)
+        return max(0.0, self.work_ms() / max(1, self.calls) - self.overhead_ms_per_call)
 
 
 def median_round_trip_ms(samples_ms: list[float]) -> float:
@@ -96,9 +104,14 @@ def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -
                         f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the judge's own "
                         f"clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified calls on fresh "
                         f"inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x {clock.round_trip_ms:.3g} ms "
-                        f"round trip and {clock.overhead_ms_per_call:.3g} ms a call for inputs and copies; allowed down to "
+                        f"round trip{_cpu_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms a call for inputs and "
+                        f"copies; allowed down to "
                         f"bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
     return []
+
+
+def _cpu_note(clock: BatchClock) -> str:
+    return "" if clock.cpu_ms is None else f"; the worker's CPU time {clock.cpu_ms:.4g} ms where less"
 
 
 def baseline_problem(times_ms: list[float], clock: BatchClock, device_type: str) -> str | None:
@@ -142,6 +155,27 @@ def _rep_overhead_ms(clock: BatchClock) -> float:
 # The worker's CPU time over a timed stage is read in clock ticks (10 ms): below this much it says
 # too little to lower the gap.
 MIN_CPU_MS = 200.0
+
+
+class StageCpu:
+    """The kernel worker's CPU time over one stage, read by the judge from /proc (CPU devices only:
+    on a GPU the work is not the host's). `root` is the worker, `main` the walled process that runs
+    the kernel."""
+
+    def __init__(self, root: int, main: int) -> None:
+        self.root, self.main = root, main
+        self.tree0, self.main0 = contention.tree_cpu_ms(root), contention.thread_cpu_ms(main)
+
+    def spent_ms(self) -> float | None:
+        spent = contention.tree_cpu_ms(self.root) - self.tree0
+        if spent >= MIN_CPU_MS:
+            return spent
+        main_after = contention.thread_cpu_ms(self.main)
+        if self.main0 is None or main_after is None:
+            return None
+        # Too few ticks to read: the kernel thread's own count, exact at any length. A stage this
+        # short did little work on any thread (the tree's ticks say so).
+        return max(0.0, main_after - self.main0)
 
 
 def window_findings(times_ms: list[float], intervals_ms: list[float], clock: BatchClock, device_type: str,

@@ -36,7 +36,7 @@ from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import MIN_CPU_MS, BatchClock, clock_findings, prompt_gil_handoff, window_findings, window_ms
+from scorer.judge.clock import BatchClock, StageCpu, clock_findings, prompt_gil_handoff, window_findings, window_ms
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -487,23 +487,13 @@ class Judge:
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
         assert worker.proc is not None
         kernel_pid = wall.walled_pid(worker.proc.pid)
-        on_cpu = self.device.type == "cpu"
         # The scheduler's count serves the host-clock rule, which has device events to hold it against.
         feed = RepFeed(plan.rep_seeds, plan.keep_reps, kernel_pid if self.device.type == "cuda" else None)
-        cpu_before = (contention.tree_cpu_ms(worker.proc.pid), contention.thread_cpu_ms(kernel_pid)) if on_cpu else None
+        stage_cpu = StageCpu(worker.proc.pid, kernel_pid) if self.device.type == "cpu" else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
-        rep_cpu_ms = None
-        if cpu_before is not None:
-            calls = self.warmup + len(plan.rep_seeds)
-            spent = contention.tree_cpu_ms(worker.proc.pid) - cpu_before[0]
-            main_after = contention.thread_cpu_ms(kernel_pid)
-            if spent >= MIN_CPU_MS:
-                rep_cpu_ms = spent / calls
-            elif cpu_before[1] is not None and main_after is not None:
-                # Too few ticks to read: the kernel thread's own count, exact at any length. A
-                # stage this short did little work on any thread (the tree's ticks say so).
-                rep_cpu_ms = max(0.0, main_after - cpu_before[1]) / calls
+        spent = stage_cpu.spent_ms() if stage_cpu is not None else None
+        rep_cpu_ms = None if spent is None else spent / (self.warmup + len(plan.rep_seeds))
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
@@ -575,6 +565,8 @@ class Judge:
         judge's clock runs from the request until the reference worker has read every row at the
         secret positions."""
         plan, prepared = ref.plan, ref.prepare()
+        assert worker.proc is not None
+        on_cpu = self.device.type == "cpu"
         calls = min(len(plan.batch_seeds), batch_calls(self.device.type, reported_ms, prepared.output_bytes,
                                                        prepared.free_bytes))
         with _untrusted_reply("batch"), hold_gpu(ref.gpu_key()):
@@ -586,12 +578,14 @@ class Judge:
                 ref.request("batch_attach", ReferenceAttach(shipped))
             # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
             # follows it at once, with the GPU held by this scoring alone.
+            stage_cpu = StageCpu(worker.proc.pid, wall.walled_pid(worker.proc.pid)) if on_cpu else None
             t0 = time.perf_counter()
             reply = self._ask(worker, "batch", KernelBatch(plan.batch_seeds[:calls]), None,
                               self.options.timing_s)
             # On a CPU the slabs arrived with the reply, read into the judge's private memory: what the
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
-            host_copy_ms = (time.perf_counter() - t0) * 1e3 if self.device.type == "cpu" else None
+            host_copy_ms = (time.perf_counter() - t0) * 1e3 if on_cpu else None
+            cpu_ms = stage_cpu.spent_ms() if stage_cpu is not None else None
             sampled = ref.request("batch_sample", ReferenceSample(), reply.payload).header
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
@@ -603,7 +597,7 @@ class Judge:
             # the reference worker's of its outputs; read once the judge's clock has stopped.
             findings = [Finding(**f) for f in reply.header.get("findings", [])]
             findings += [Finding(**f) for f in verdict.get("findings", [])]
-        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms), findings
+        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, cpu_ms), findings
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

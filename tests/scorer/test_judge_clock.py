@@ -233,3 +233,57 @@ def _descendants(root: int) -> list[int]:
     from scorer.gpu.contention import own_tree, process_table
 
     return sorted(own_tree(process_table(), root) - {root})
+
+
+def test_the_batch_bound_is_the_workers_cpu_time_where_the_wall_clock_waited_for_cores() -> None:
+    """Session 20's false verdict with three test workers on a 2-core box: the honest
+    swish_cpp_loop_portable's 8 calls took 54.2 ms on the judge's clock (5.4 ms a call after the
+    1.36 ms calibration) against 0.50 ms reported. The worker's CPU time is the batch's work where
+    it is less; a forged clock's hidden work is CPU time too."""
+    waited = BatchClock(calls=8, total_ms=54.2, round_trip_ms=0.3, round_trips=2, overhead_ms_per_call=1.36)
+    honest = [0.50] * 20
+    (wall_only,) = clock_findings(honest, waited, "cpu")
+    assert wall_only.pattern == "timer-patching"
+    on_cpu = BatchClock(8, 54.2, 0.3, 2, 1.36, cpu_ms=8 * (0.5 + 1.36) + 1.0)
+    assert abs(on_cpu.bound_ms() - 0.625) < 1e-9  # 15.88 / 8 - 1.36
+    assert clock_findings(honest, on_cpu, "cpu") == []
+    # a forged clock that reports 1/8 of its real 8 ms a call: the CPU time holds the work
+    forged_cpu = BatchClock(8, 8 * 9.4 + 0.6, 0.3, 2, 1.36, cpu_ms=8 * 9.3)
+    (forged,) = clock_findings([1.0] * 20, forged_cpu, "cpu")
+    assert "the worker's CPU time 74.4 ms where less" in forged.evidence
+    # more CPU than wall (threads of its own) never raises the bound above the judge's clock
+    assert BatchClock(8, 54.2, 0.3, 2, 1.36, cpu_ms=500.0).bound_ms() == waited.bound_ms()
+
+
+def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
+    """StageCpu on real processes: a worker that sleeps through a stage spent no CPU time whatever
+    the wall clock says; one that computes on a helper thread long enough for the tree's ticks shows
+    that work; a short stage falls back to the main thread's exact count."""
+    import subprocess
+    import sys
+
+    from scorer.judge.clock import StageCpu
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    threaded = subprocess.Popen([sys.executable, "-c", (
+        "import threading, time, sys\n"
+        "def burn():\n    t = time.thread_time()\n    while time.thread_time() - t < 0.8: pass\n"
+        "sys.stdin.readline(); threading.Thread(target=burn).start(); time.sleep(30)")], stdin=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        asleep = StageCpu(sleeper.pid, sleeper.pid)
+        time.sleep(0.3)
+        spent = asleep.spent_ms()
+        assert spent is not None and spent < 5.0, spent  # the main thread's exact count: it slept
+        helper = StageCpu(threaded.pid, threaded.pid)
+        assert threaded.stdin is not None
+        threaded.stdin.write(b"go\n")
+        threaded.stdin.flush()
+        deadline = time.monotonic() + 20
+        while (helper.spent_ms() or 0.0) < 600 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (helper.spent_ms() or 0.0) >= 600  # the helper thread's work, through the tree's ticks
+    finally:
+        for proc in (sleeper, threaded):
+            proc.kill()
+            proc.wait()
