@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.judge.batch import MIN_CALLS, batch_calls
-from scorer.errors import ScorerBroken
+from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention
 from scorer.gpu.lock import hold_gpu
 from scorer.judge.clock import BatchClock, baseline_problem, median_round_trip_ms
@@ -142,6 +142,11 @@ class ReferenceService:
         if not reply.header.get("ok"):
             if reply.header.get("kind") == "runtime_error":
                 raise ReferenceUnfit(str(reply.header.get("error")))
+            if reply.header.get("kind") == "task_package":
+                module = reply.header.get("module") or "?"
+                raise ScorerUserError(f"task '{self.task.id}': its reference imports '{module}', which the scorer's "
+                                      f"Python lacks; install it there (pip install {module}, or the package that "
+                                      "provides it)")
             raise ScorerBroken(f"reference {stage} for task '{self.task.id}' failed: {reply.header.get('error')}")
         return reply
 

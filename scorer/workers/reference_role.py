@@ -207,7 +207,12 @@ class ReferenceRole:
         overrides = request.overrides
         init_seed, fp64 = int(request.init_seed), bool(request.fp64)
         timed = Steps(self.clock)
-        probe = timed("probe", lambda: load_module(task_path, "kernelarena_task_probe", overrides))
+        try:
+            probe = timed("probe", lambda: load_module(task_path, "kernelarena_task_probe", overrides))
+        except ModuleNotFoundError as exc:
+            # The environment's gap, not the scorer's or any kernel's: the judge names the fix.
+            return {"ok": False, "kind": "task_package", "module": (exc.name or "").split(".")[0],
+                    "error": str(exc)}, None
         built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
         alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
                                                                        f"kernelarena_task_alt{i}")))

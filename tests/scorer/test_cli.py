@@ -94,3 +94,20 @@ def test_cpu_scoring_needs_no_triton_setting_from_the_user() -> None:
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "passed", proc.stdout[-2000:]
+
+
+def test_a_task_whose_reference_needs_a_missing_package_is_one_line_exit_2(tmp_path: Path) -> None:
+    """The environment's gap (the real corpus's KDA task imports einops): the user is told which
+    package to install, not shown a worker's traceback as the scorer's own failure."""
+    suite = tmp_path / "needs_pkg"
+    suite.mkdir()
+    (suite / "suite.toml").write_text('name = "needs_pkg"\ntargets = ["cpu"]\nbaseline = "eager"\n'
+                                      '[tasks.swishy]\nlevel = 1\ncategory = "activation"\ndtype = "float32"\n')
+    swish = (REPO / "suites" / "demo" / "swish.py").read_text()
+    (suite / "swishy.py").write_text("import kernelarena_no_such_package.layers  # noqa\n" + swish)
+    kernel = REPO / "suites" / "demo" / "solutions" / "swish" / "kernel.py"
+    proc = run(KERNELARENA + ["score", "--suite", str(suite), "--task", "swishy", "--kernel", str(kernel), *FAST])
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "imports 'kernelarena_no_such_package'" in lines[0] and "pip install kernelarena_no_such_package" in lines[0]
