@@ -215,6 +215,10 @@ class AgentCLIHarness(Harness):
         except FileNotFoundError:
             ctx.transcript.event("harness_event", kind="cli_session_missing", path=source)
             return
+        except OSError as exc:
+            # The CLI's own log is for audit; the trial's kernel and transcript do not depend on it.
+            ctx.transcript.event("harness_event", kind="cli_session_lost", path=source, error=str(exc)[:500])
+            return
         files = sorted(p.relative_to(ctx.out_dir).as_posix() for p in (ctx.out_dir / SESSION_DIR).rglob("*") if p.is_file())
         ctx.transcript.event("harness_event", kind="cli_session_kept", files=files)
 

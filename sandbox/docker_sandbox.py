@@ -55,7 +55,10 @@ MAX_TRANSFER_BYTES = 1 << 30
 # and, on SIGUSR1, SIGKILLs every other process in the container. The reset needs no fork
 # inside the container, so it works even when a fork bomb holds every pid.
 _INIT = 'trap "kill -9 -1" USR1; trap "exit 0" TERM; while :; do sleep infinity & wait $!; done'
-_READ = 'test -e "$1" || exit 44; test -d "$1" && exit 45; exec cat -- "$1"'
+# The file, then a token of the reader's (its second argument): a stream whose end was lost (seen
+# once under load: exit 0 and no bytes) is told from an empty file, and tried again.
+_READ = 'test -e "$1" || exit 44; test -d "$1" && exit 45; cat -- "$1" && printf %s "$2"'
+_LOST_OUTPUT_TRIES = 3
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"'
 # A sweep's judge freezes an agent's container while it times on the agent's device
 # (scorer/gpu/freeze.py), and runc refuses an exec into a frozen container: exit 126 with nothing
@@ -496,25 +499,40 @@ class DockerSandbox(Sandbox):
 
     async def read_file(self, path: str) -> bytes:
         target = self.resolve(path)
-        code, data, err = await self._run_bytes(["sh", "-c", _READ, "sh", target], timeout=60)
+        token = uuid.uuid4().hex.encode()
+        code, data, err = await self._intact(["sh", "-c", _READ, "sh", target, token.decode()], 60,
+                                             lambda data: data.endswith(token))
         if code == 44:
             raise FileNotFoundError(f"{target} does not exist in the sandbox")
         if code == 45:
             raise IsADirectoryError(f"{target} is a folder; use copy_out")
         if code != 0:
             raise OSError(f"cannot read {target} in the sandbox: {err.strip() or f'exit {code}'}")
-        return data
+        return data.removesuffix(token)
 
     async def copy_out(self, path: str, dest: Path) -> None:
         target = Path(self.resolve(path))
-        code, data, err = await self._run_bytes(
+        # A whole tar stream is a non-empty run of 512-byte blocks.
+        code, data, err = await self._intact(
             ["sh", "-c", 'test -e "$1" || exit 44; exec tar -C "$2" -cf - -- "$3"', "sh",
-             str(target), str(target.parent), target.name], timeout=120)
+             str(target), str(target.parent), target.name], 120, lambda data: bool(data) and len(data) % 512 == 0)
         if code == 44:
             raise FileNotFoundError(f"{target} does not exist in the sandbox")
         if code != 0:
             raise OSError(f"cannot copy {target} out of the sandbox: {err.strip() or f'exit {code}'}")
         await asyncio.to_thread(_extract_single, data, target.name, Path(dest))
+
+    async def _intact(self, argv: list[str], timeout: float, whole: Callable[[bytes], bool]) -> tuple[int, bytes, str]:
+        """A helper command whose successful output must pass `whole`: tried again where it did
+        not (the stream lost its end), and an OSError after _LOST_OUTPUT_TRIES."""
+        for _ in range(_LOST_OUTPUT_TRIES):
+            code, data, err = await self._run_bytes(argv, timeout=timeout)
+            if code != 0 or whole(data):
+                return code, data, err
+            log.warning("sandbox.helper_output_lost", container=self._container_id, bytes=len(data),
+                        command=describe(argv)[:100])
+        raise OSError(f"the output of a helper command came back incomplete {_LOST_OUTPUT_TRIES} times "
+                      f"({len(data)} bytes): {describe(argv)[:100]}")
 
 
 def _extract_single(tar_bytes: bytes, name: str, dest: Path) -> None:

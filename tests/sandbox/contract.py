@@ -89,6 +89,8 @@ async def check_files(sb: Sandbox, tmp_path: Path) -> None:
     assert await sb.read_file("abs.txt") == b"absolute"
     with pytest.raises(FileNotFoundError):
         await sb.read_file("missing.txt")
+    await sb.write_file("empty.txt", b"")
+    assert await sb.read_file("empty.txt") == b""
 
     await sb.copy_out("kernel.py", tmp_path / "out" / "kernel.py")
     assert (tmp_path / "out" / "kernel.py").read_text() == "print('héllo')\n"

@@ -84,6 +84,34 @@ async def test_file_round_trip_and_copy_out(tmp_path):
         await contract.check_files(sb, tmp_path)
 
 
+async def test_a_helper_stream_that_lost_its_end_is_read_again(tmp_path, monkeypatch):
+    """Seen once under load: a helper exec exited 0 with none of its output, and copy_out crashed a
+    trial on an empty tar stream. Such output is told from an empty file and read again; output
+    lost every time is an OSError, never bytes that were not in the file."""
+    from sandbox import docker_sandbox
+
+    async with open_sandbox(cfg()) as sb:
+        await sb.write_file("kernel.py", "x = 1\n")
+        real = sb._run_bytes
+        lost = {"left": 1}
+
+        async def losing(argv, **kw):
+            code, out, err = await real(argv, **kw)
+            if lost["left"]:
+                lost["left"] -= 1
+                return code, b"", err  # the stream's whole output lost, the exit code kept
+            return code, out, err
+
+        monkeypatch.setattr(sb, "_run_bytes", losing)
+        assert await sb.read_file("kernel.py") == b"x = 1\n"
+        lost["left"] = 1
+        await sb.copy_out("kernel.py", tmp_path / "k.py")
+        assert (tmp_path / "k.py").read_text() == "x = 1\n"
+        lost["left"] = docker_sandbox._LOST_OUTPUT_TRIES
+        with pytest.raises(OSError, match="incomplete"):
+            await sb.read_file("kernel.py")
+
+
 async def test_write_to_read_only_place_is_an_oserror_not_a_broken_sandbox():
     async with open_sandbox(cfg()) as sb:
         with pytest.raises(OSError) as info:
