@@ -445,6 +445,9 @@ async def _score_once(spec: TrialSpec, suite: Suite, task: Task, device: str, ke
         await _stage_suite(sb, suite)
         await sb.write_file(KERNEL_FILE, kernel.read_bytes())
         result = await sb.exec(_score_command(spec, sb, suite, task, device), timeout=spec.score_timeout_s)
+        if result.exit_code == 2 and not result.timed_out:
+            raise ScoringRefused(f"the scorer refused to score {spec.trial_id}: "
+                                 f"{_last_line(result.stderr or result.stdout).removeprefix('error: ')}")
         if result.exit_code != 0 or result.timed_out:
             failed = _ScorerBroke if result.exit_code == 1 and not result.timed_out and SCORER_BROKE in result.stderr else _ScoringFailed
             raise failed(f"scorer exited {result.exit_code}{' (timed out)' if result.timed_out else ''}: "
@@ -454,6 +457,17 @@ async def _score_once(spec: TrialSpec, suite: Suite, task: Task, device: str, ke
 
 class _ScoringFailed(Exception):
     pass
+
+
+class ScoringRefused(UserError):
+    """The scorer's exit 2: its input or its host must change (a kernel cannot cause one), and every
+    trial would meet the same. A sweep stops with the fix instead of recording each trial as the
+    model's runtime_error; the trial stays to be redone by --resume."""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:1000] if lines else "(no message)"
 
 
 class _ScorerBroke(_ScoringFailed):

@@ -83,7 +83,9 @@ class SandboxConfig(BaseModel):
     """The scorer's wall around each kernel worker (scorer/workers/wall.py) needs user, PID and
     mount namespaces inside the sandbox: a docker scoring sandbox then runs without docker's
     seccomp profile, which refuses them (its commands keep uid 1000, no capabilities and
-    no_new_privs; the kernel gets the scorer's own, stricter filter)."""
+    no_new_privs; the kernel gets the scorer's own, stricter filter). A process scoring sandbox
+    started as root keeps root instead of uid 65534, so the scorer can give each kernel a uid of
+    its own."""
     expose_solutions: bool = False
     """Reference solutions (`suites/*/solutions`) are hidden from the docker sandbox so an
     agent cannot copy them; turn on only for trusted runs."""

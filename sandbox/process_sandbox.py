@@ -155,7 +155,15 @@ class ProcessSandbox(Sandbox):
         cg_limits = self._cgroup.limits if self._cgroup else {}
         info.details["cgroup"] = f"v{self._cgroup.version}" if self._cgroup else why
 
-        self._uid, why = isolation.unprivileged_user()
+        if cfg.nested_wall and os.geteuid() == 0:
+            # The scorer's own wall puts each kernel worker in a uid, namespaces and seccomp filter
+            # of its own, which it can build only as root: uid 65534 would leave the kernel less
+            # walled than root does (no user namespaces where the host refuses unprivileged ones).
+            self._uid, why = None, ""
+            info.details["user"] = ("root kept for the scorer: it walls each kernel worker in a uid, namespaces "
+                                    "and a seccomp filter of its own (scorer/workers/wall.py)")
+        else:
+            self._uid, why = isolation.unprivileged_user()
         if self._uid is not None:
             os.chown(self.workdir, self._uid, self._uid)
             os.chown(Path(self.workdir) / ".tmp", self._uid, self._uid)
@@ -239,7 +247,10 @@ class ProcessSandbox(Sandbox):
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
             "HOME": work,
             "LANG": "C.UTF-8",
-            "PYTHONPATH": self.code_root,
+            # The host's own additions after the code: packages installed beside the interpreter
+            # (a --target folder) are the same Python the sandbox's commands need.
+            "PYTHONPATH": os.pathsep.join([self.code_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                             if p and p != self.code_root]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "TMPDIR": f"{work}/.tmp",
             "TRITON_CACHE_DIR": f"{work}/.tmp/triton-cache",

@@ -206,3 +206,22 @@ async def test_score_slot_is_held_only_around_scoring(tmp_path: Path) -> None:
     assert held == ["enter", "exit"]
     evs = assert_complete_transcript(tmp_path)
     assert any(e["type"] == "harness_event" and e["payload"] == {"kind": "score_slot", "device": "cpu"} for e in evs)
+
+
+async def test_a_scorer_that_refuses_its_input_stops_with_the_fix_instead_of_a_verdict(tmp_path: Path) -> None:
+    """The scorer's exit 2 (here: the task's reference imports a package the host lacks; on a GPU
+    host, a wall it could not build) is not the model's runtime_error: every trial would meet it,
+    so the sweep stops with the one-line fix."""
+    from harnesses.trial import ScoringRefused
+
+    suite = tmp_path / "needs_pkg"
+    suite.mkdir()
+    (suite / "suite.toml").write_text('name = "needs_pkg"\ntargets = ["cpu"]\nbaseline = "eager"\n'
+                                      '[tasks.swish]\nlevel = 1\ncategory = "activation"\ndtype = "float32"\n')
+    (suite / "swish.py").write_text("import kernelarena_no_such_package  # noqa\n"
+                                    + (REPO / "suites" / "demo" / "swish.py").read_text())
+    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    out = tmp_path / "trial"
+    with pytest.raises(ScoringRefused, match="imports 'kernelarena_no_such_package'.*pip install"):
+        await run_trial(spec(f"replay:{script}", suite=str(suite), trial_id="needs_pkg/swish/replay/0"), out)
+    assert (out / "kernel.py").read_text() == SWISH.read_text()  # what the agent wrote is kept

@@ -276,3 +276,29 @@ async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_p
     time.sleep(0.3)
     assert not workdir.exists()
     assert not Path(f"/proc/{stray}").exists() or "zombie" in Path(f"/proc/{stray}/status").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid question arises only as root")
+async def test_a_scoring_sandbox_keeps_root_for_the_scorers_wall():
+    """uid 65534 would leave the scorer unable to give each kernel a uid of its own (and, where the
+    host refuses unprivileged user namespaces, any namespace at all): a sweep on a GPU host scored
+    every trial unwalled and refused them."""
+    async with open_sandbox(cfg(nested_wall=True)) as sb:
+        assert (await sb.exec("id -u")).stdout.strip() == "0"
+        assert "walls each kernel worker" in sb.info.details["user"]
+        assert "user" not in sb.info.limits
+
+
+async def test_commands_see_the_hosts_python_path_after_the_code(tmp_path, monkeypatch):
+    """Packages installed beside the interpreter in a folder of their own (pip --target, as on a
+    device with no registry) are the Python the scorer in a sandbox needs too."""
+    extra = tmp_path / "site"
+    extra.mkdir()
+    extra.chmod(0o755)
+    tmp_path.chmod(0o755)
+    (extra / "ka_extra_pkg.py").write_text("VALUE = 41 + 1\n")
+    (extra / "ka_extra_pkg.py").chmod(0o644)
+    monkeypatch.setenv("PYTHONPATH", str(extra))
+    async with open_sandbox(cfg()) as sb:
+        r = await sb.exec(["python3", "-c", "import ka_extra_pkg, sys; print(ka_extra_pkg.VALUE, sys.path.index(%r) > 0)" % str(extra)])
+        assert r.stdout.strip() == "42 True", r.stderr
