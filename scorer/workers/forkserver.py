@@ -161,6 +161,7 @@ def _alive(pid: int) -> bool:
 _SERVER: ForkServer | None = None
 _SERVER_LOCK = threading.Lock()
 _FAILURES = 0
+_LAST_FAILURE = ""
 _MAX_FAILURES = 3  # servers that did not start or answer before workers start with exec for good
 
 
@@ -179,17 +180,31 @@ def server(start_with: Callable[[], tuple[dict[str, str], str]]) -> ForkServer |
         if _SERVER is None or _SERVER.proc.poll() is not None:
             try:
                 _SERVER = ForkServer(*start_with())
-            except OSError:
+            except OSError as exc:
                 _FAILURES += 1
+                _note_failure(f"the fork server could not be started: {exc}")
                 return None
         return _SERVER
 
 
-def drop(broken: ForkServer) -> None:
+def drop(broken: ForkServer, why: str = "") -> None:
     """Stops using a server that did not start or answer; the next worker starts another."""
     broken.broken = True
+    _note_failure(why or "the fork server failed")
     with _SERVER_LOCK:
         _retire(broken)
+
+
+def last_failure() -> str:
+    """Why this process's last fork server failed ("" if none did): workers then start with exec,
+    slower, and the judge's log says why."""
+    return _LAST_FAILURE
+
+
+def _note_failure(why: str) -> None:
+    global _LAST_FAILURE
+    _LAST_FAILURE = why
+    print(f"kernelarena: workers start with exec for now: {why}", file=sys.stderr)
 
 
 def _retire(broken: ForkServer) -> None:

@@ -166,8 +166,8 @@ class WorkerProcess:
             return server.spawn(self.role, child_in, child_out, str(self.spool.path) if self.spool else "",
                                 self.warm_device, child_environment(self.dirs), str(self.dirs.workdir),
                                 str(self.dirs.log_path), self.memory_limit_bytes)
-        except forkserver.ForkServerError:
-            forkserver.drop(server)
+        except forkserver.ForkServerError as exc:
+            forkserver.drop(server, str(exc))
             return None
 
     def _exec(self, child_in: int, child_out: int) -> subprocess.Popen[bytes]:

@@ -35,6 +35,7 @@ def fresh_server(monkeypatch: pytest.MonkeyPatch):
     """This test's own server (another test may have left one running or dropped it)."""
     monkeypatch.setattr(forkserver, "_SERVER", None)
     monkeypatch.setattr(forkserver, "_FAILURES", 0)
+    monkeypatch.setattr(forkserver, "_LAST_FAILURE", "")
     monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
     yield
     if forkserver._SERVER is not None:
@@ -157,3 +158,4 @@ def test_workers_start_with_exec_when_the_server_is_off_or_cannot_start(tmp_path
         worker.close()
         assert isinstance(worker.proc, subprocess.Popen)
     assert forkserver._FAILURES == forkserver._MAX_FAILURES and forkserver._SERVER is None
+    assert "the fork server did not start" in forkserver.last_failure()  # said, not silent

@@ -33,11 +33,14 @@ def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monke
     from scorer.workers import forkserver
     from scorer.workers.process import WorkerDirs, WorkerProcess
 
+    # This test's own server: an earlier test may have left one running, or dropped it.
+    monkeypatch.setattr(forkserver, "_SERVER", None)
+    monkeypatch.setattr(forkserver, "_FAILURES", 0)
     monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
     worker = WorkerProcess("kernel", WorkerDirs.create(tmp_path, "kernel"), warm_device="cuda")
     worker.start()
     try:
-        assert isinstance(worker.proc, forkserver.ForkedProcess)
+        assert isinstance(worker.proc, forkserver.ForkedProcess), forkserver.last_failure()
         assert worker.wait_started(300), worker.log_tail()
         maps = open(f"/proc/{worker.proc.pid}/maps").read()
         assert "libcuda" in maps  # the warm-up made its context
@@ -45,6 +48,8 @@ def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monke
         assert server is not None and "libcuda" not in open(f"/proc/{server.proc.pid}/maps").read()
     finally:
         worker.close()
+        if forkserver._SERVER is not None:
+            forkserver._SERVER.close()
     solution = demo.tasks["row_sum"].solution
     assert solution is not None
     score = score_kernel(demo, "row_sum", solution, device="cuda", options=ScoreOptions(device="cuda", repetitions=20, warmup=3))
