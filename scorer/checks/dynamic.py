@@ -870,10 +870,24 @@ def _kernel_caller_line(kernel_files: frozenset[str], depth: int = 2) -> int | N
         filename = frame.f_code.co_filename
         if filename in kernel_files:
             return frame.f_lineno
-        # The standard library and `<string>` code are neither torch nor Triton: they pass calls on.
-        transparent = any(part in filename for part in _TRANSPARENT_TORCH) \
-            or not any(part in filename for part in _SELF_ACTING)
-        if not transparent:
+        if not _passes_calls_on(filename):
             return None
         frame = frame.f_back
     return None
+
+
+# Every watched torch call walks its caller frames (each timed call is watched): the answer for a
+# file is the same each time, and at 500 ops a forward the uncached test cost ~6 us an op of host
+# time, which a host-bound kernel's timing carried (an LSTM's kernel read 8.2 ms against do_bench's
+# 3.1 on an H100).
+_PASSES_ON: dict[str, bool] = {}
+
+
+def _passes_calls_on(filename: str) -> bool:
+    known = _PASSES_ON.get(filename)
+    if known is None:
+        # The standard library and `<string>` code are neither torch nor Triton: they pass calls on.
+        known = any(part in filename for part in _TRANSPARENT_TORCH) or not any(part in filename for part in _SELF_ACTING)
+        if len(_PASSES_ON) < 100_000:
+            _PASSES_ON[filename] = known
+    return known
