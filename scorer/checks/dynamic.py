@@ -373,14 +373,17 @@ def precision_consistency(output: Any, reference_output: Any, bar: float | None,
 
 def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[float],
                     drain_ms: Sequence[float] | None = None, idle_drain_ms: Sequence[float] | None = None,
-                    gate_ms: Sequence[float] | None = None, waited_ms: Sequence[float] | None = None) -> list[Finding]:
+                    gate_ms: Sequence[float] | None = None, waited_ms: Sequence[float] | None = None,
+                    host_rule: bool = True) -> list[Finding]:
     """stream-injection / timer-patching: device-event times versus host-clock times per
     repetition, and the device's drain time after the end event versus an idle device's. The host
     clock starts while the GPU is still held before the start event (`gate_ms`), so it may exceed
     the events by that hold. It also runs while the timing thread waits for a CPU on a loaded host
     (`waited_ms`, the scheduler's count per repetition, read by the judge): that time is taken off
     before the host clock is held against the events. On an H100 with other scorings' judges
-    running beside it, an honest swish read 2.63 ms on the host against 0.18 ms of events."""
+    running beside it, an honest swish read 2.63 ms on the host against 0.18 ms of events.
+    `host_rule=False` leaves the host clock's excess unjudged: the judge says so where the timing
+    ran beside foreign compute on the device, which the host clock also waits for."""
     pairs = [(float(e), float(h)) for e, h in zip(event_times_ms, host_times_ms)
              if _finite(e) and _finite(h)]
     if len(pairs) != len(list(zip(event_times_ms, host_times_ms))) and pairs:
@@ -398,6 +401,8 @@ def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[flo
     drained = _drain_finding(ev_med, drain_ms, idle_drain_ms)
     if drained:
         return drained
+    if not host_rule:
+        return []
     gates = [float(g) for g in gate_ms or () if _finite(g)]
     gate_med = statistics.median(gates) if gates else 0.0
     waits = [float(w) for w in waited_ms or () if _finite(w)]

@@ -55,6 +55,7 @@ class TimingFigures:
     rep_intervals_ms: list[float] = field(default_factory=list)  # on the judge's clock (kernel only)
     rep_waited_ms: list[float] | None = None  # the timed loop's wait for a CPU per repetition (kernel only)
     rep_cpu_ms: float | None = None  # the kernel worker's CPU time a call of the timed stage (CPU only)
+    contended: bool = False  # foreign compute on the device while this stage's clock ran (kernel only)
 
 
 @dataclass

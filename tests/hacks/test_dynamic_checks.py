@@ -225,6 +225,20 @@ def test_host_clock_may_include_the_hold_before_the_start_event() -> None:
     assert g.pattern == "stream-injection" and "hold before the start event" in g.evidence
 
 
+def test_beside_foreign_compute_only_the_host_clocks_excess_goes_unjudged() -> None:
+    """The H100's busy run: an honest swish read 2.65 ms on the host against 0.093 ms of events
+    while another process computed on the GPU. Where the judge saw such compute in both timings it
+    leaves the host clock's excess unjudged; the events and the drain are still held to the rule."""
+    events, hosts = [0.093] * 8, [2.65] * 8
+    (f,) = dc.timing_findings(events, hosts, gate_ms=[0.237] * 8)
+    assert f.pattern == "stream-injection"
+    assert dc.timing_findings(events, hosts, gate_ms=[0.237] * 8, host_rule=False) == []
+    (drained,) = dc.timing_findings([0.10] * 8, [2.65] * 8, [0.071] * 8, [0.011] * 12, host_rule=False)
+    assert "still busy" in drained.evidence
+    (forged,) = dc.timing_findings([5.0] * 8, [1.0] * 8, host_rule=False)
+    assert forged.pattern == "timer-patching"
+
+
 def test_events_longer_than_host_is_timer_patching() -> None:
     (f,) = dc.timing_findings([5.0] * 8, [1.0] * 8)
     assert f.pattern == "timer-patching"
