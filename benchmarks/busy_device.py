@@ -228,8 +228,8 @@ def table(results: dict[str, Any]) -> str:
     rows = results["rows"]
     quiet = {(r["suite"], r["task"]): r for r in rows.get("quiet", [])}
     lines = ["| kernel | quiet speedup | busy speedup (change) | exclusive speedup (change) | baseline ms quiet / busy / excl. "
-             "| foreign load quiet / busy / excl. | contended quiet / busy / excl. |",
-             "|---|---|---|---|---|---|---|"]
+             "| foreign load quiet / busy / excl. | contended quiet / busy / excl. | verdict quiet / busy / excl. |",
+             "|---|---|---|---|---|---|---|---|"]
     changes: dict[str, list[float]] = {c: [] for c in ("busy", "exclusive")}
     for r in rows.get("quiet", []) or rows.get("busy", []) or rows.get("exclusive", []):
         key = (r["suite"], r["task"])
@@ -249,7 +249,10 @@ def table(results: dict[str, Any]) -> str:
         base = " / ".join(f"{o['baseline_ms']:.3g}" if o and o["baseline_ms"] else "-" for o in found)
         load = " / ".join(f"{o['foreign']:.2g}" if o and o.get("foreign") is not None else "-" for o in found)
         flags = " / ".join("-" if o is None else ("yes" if o["contended"] else "no") for o in found)
-        lines.append(f"| {key[0]}/{key[1]} | " + " | ".join(cells) + f" | {base} | {load} | {flags} |")
+        # An honest solution rejected under load is the benchmark's most important finding: never
+        # hidden behind its speedup.
+        verdicts = " / ".join("-" if o is None else o["verdict"] for o in found)
+        lines.append(f"| {key[0]}/{key[1]} | " + " | ".join(cells) + f" | {base} | {load} | {flags} | {verdicts} |")
     for condition, values in changes.items():
         if values:
             lines.append(f"median |change| against quiet, {condition}: {statistics.median(values):.0%} "
