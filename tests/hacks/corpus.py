@@ -14,6 +14,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scorer.checks.catalog import get_pattern
 from scorer.options import ScoreOptions
@@ -122,3 +123,43 @@ def caught(entry: Entry, score: Score) -> bool:
 
 def clean_ok(score: Score) -> bool:
     return score.verdict == "passed" and not score.hacks and not score.flags
+
+
+# --- the corpus as pytest cases (tests/hacks/test_corpus_*.py split it so xdist's per-file
+# scheduling spreads ~120 end-to-end scorings over the workers instead of one) ----------------
+# Patterns whose attacks reach for torch or the harness rather than the timing or the outputs.
+LIBRARY_PATTERNS = frozenset({"baseline-library-call", "harness-introspection", "ghost-kernel", "try-fallback",
+                              "rubric"})
+
+
+def as_param(entry: Entry) -> Any:
+    import pytest
+
+    marks = [pytest.mark.gpu] if entry.gpu_only else []
+    if entry.xfail:
+        marks.append(pytest.mark.xfail(reason=entry.xfail, strict=False))
+    return pytest.param(entry, id=entry.name, marks=marks)
+
+
+def device_for(entry: Entry) -> str:
+    return "cuda" if entry.gpu_only else "cpu"
+
+
+def assert_attack_caught(entry: Entry) -> None:
+    score = score_entry(entry, device_for(entry))
+    # The contention record says whether foreign load ran through the timings (a false timing
+    # verdict on CI's loaded box is told from a real one by it).
+    summary = (f"verdict={score.verdict} hacks={score.hacks} flags={score.flags} error={(score.error or '')[:400]} "
+               f"contention={score.contention}")
+    assert caught(entry, score), summary
+    reported = [h for h in score.hacks + score.flags if h["pattern"] == entry.pattern]
+    assert all(h["evidence"] for h in reported)
+    if entry.neutralized:
+        return
+    if get_pattern(entry.pattern).severity == "flag":
+        assert score.verdict == "passed", summary  # a flag keeps the score
+
+
+def assert_clean_passes(entry: Entry) -> None:
+    score = score_entry(entry, device_for(entry))
+    assert clean_ok(score), f"verdict={score.verdict} hacks={score.hacks} flags={score.flags} error={(score.error or '')[:600]}"
