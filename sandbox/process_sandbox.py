@@ -168,7 +168,7 @@ class ProcessSandbox(Sandbox):
             os.chown(self.workdir, self._uid, self._uid)
             os.chown(Path(self.workdir) / ".tmp", self._uid, self._uid)
             info.limits["user"] = str(self._uid)
-        elif os.geteuid() == 0:
+        elif why:
             info.not_enforced["user"] = why
         self._describe_limits(cg_limits)
 

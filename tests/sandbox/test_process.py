@@ -286,7 +286,7 @@ async def test_a_scoring_sandbox_keeps_root_for_the_scorers_wall():
     async with open_sandbox(cfg(nested_wall=True)) as sb:
         assert (await sb.exec("id -u")).stdout.strip() == "0"
         assert "walls each kernel worker" in sb.info.details["user"]
-        assert "user" not in sb.info.limits
+        assert "user" not in sb.info.limits and "user" not in sb.info.not_enforced
 
 
 async def test_commands_see_the_hosts_python_path_after_the_code(tmp_path, monkeypatch):
