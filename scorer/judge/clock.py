@@ -65,14 +65,24 @@ class BatchClock:
     # window check's gaps hold it. 32 MiB on a CPU took 6-17 ms on a loaded 2-core box, so an
     # honest 0.2 ms C++ kernel read as a forged clock before it was taken off.
     flush_ms: float = 0.0
-    # The kernel worker's CPU time over the batch (CPU only, `StageCpu`): the wall clock also runs
-    # while other processes hold the cores, waiting for a core costs no CPU time, and a forged
-    # clock's hidden work does.
-    cpu_ms: float | None = None
+    # The kernel thread's share of the time it wanted a core, over the batch and over the timed
+    # stage (CPU only, `StageCpu.availability`): the batch's wall time is read at the timed stage's
+    # load, `work_ms`. None where not read.
+    availability: float | None = None
+    timed_availability: float | None = None
 
     def work_ms(self) -> float:
         wall = self.total_ms - self.round_trips * self.round_trip_ms
-        return wall if self.cpu_ms is None else min(wall, self.cpu_ms)
+        return wall * self.load_factor()
+
+    def load_factor(self) -> float:
+        """batch availability / timed availability: the batch's wall time as it would have read
+        under the timed stage's load. An honest kernel's reported times wait for cores as its batch
+        does, so both are held at one load; a forged clock's cut survives any factor, since the
+        scheduler's counts (not the kernel's clock) give it. 1 where either was not read."""
+        if not self.availability or not self.timed_availability:
+            return 1.0
+        return self.availability / self.timed_availability
 
     def bound_ms(self) -> float:
         return max(0.0, self.work_ms() / max(1, self.calls) - self.overhead_ms_per_call)
@@ -111,7 +121,10 @@ def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -
 
 
 def _cpu_note(clock: BatchClock) -> str:
-    return "" if clock.cpu_ms is None else f"; the worker's CPU time {clock.cpu_ms:.4g} ms where less"
+    if clock.load_factor() == 1.0:
+        return ""
+    return (f"; read at the timed stage's load: x {clock.load_factor():.3g} (the kernel thread had a core "
+            f"{clock.availability:.0%} of the time it wanted one in the batch, {clock.timed_availability:.0%} when timed)")
 
 
 def baseline_problem(times_ms: list[float], clock: BatchClock, device_type: str) -> str | None:
@@ -165,6 +178,16 @@ class StageCpu:
     def __init__(self, root: int, main: int) -> None:
         self.root, self.main = root, main
         self.tree0, self.main0 = contention.tree_cpu_ms(root), contention.thread_cpu_ms(main)
+        self.delay0 = contention.run_delay_ms(main)
+
+    def availability(self) -> float | None:
+        """The kernel thread's time on a core over the time it was on one or waited for one, since
+        the start (the scheduler's counts, exact); None where unread or the thread never ran."""
+        cpu, delay = contention.thread_cpu_ms(self.main), contention.run_delay_ms(self.main)
+        if None in (cpu, delay, self.main0, self.delay0):
+            return None
+        ran, waited = max(0.0, cpu - self.main0), max(0.0, delay - self.delay0)  # type: ignore[operator]
+        return ran / (ran + waited) if ran > 0 else None
 
     def spent_ms(self) -> float | None:
         spent = contention.tree_cpu_ms(self.root) - self.tree0

@@ -56,6 +56,7 @@ class TimingFigures:
     rep_waited_ms: list[float] | None = None  # the timed loop's wait for a CPU per repetition (kernel only)
     rep_cpu_ms: float | None = None  # the kernel worker's CPU time a call of the timed stage (CPU only)
     contended: bool = False  # foreign compute on the device while this stage's clock ran (kernel only)
+    availability: float | None = None  # the kernel thread's share of a core while it wanted one (CPU only)
 
 
 @dataclass

@@ -331,7 +331,8 @@ class Judge:
             for batch in range(_BATCH_TRIES):
                 if batch:
                     ref.fresh_batch()
-                clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0)
+                clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0,
+                                                           kernel.availability)
                 self._record(score, batch_findings)
                 if batch_findings:
                     return
@@ -495,6 +496,7 @@ class Judge:
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
         spent = stage_cpu.spent_ms() if stage_cpu is not None else None
         rep_cpu_ms = None if spent is None else spent / (self.warmup + len(plan.rep_seeds))
+        availability = stage_cpu.availability() if stage_cpu is not None else None
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
@@ -509,7 +511,8 @@ class Judge:
             host = [float(t) for t in h["host_times_ms"]]
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
-                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms)
+                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
+                                 availability=availability)
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
@@ -559,8 +562,8 @@ class Judge:
                                       for k, v in freeze.stats().items()}
         return kernel
 
-    def _kernel_batch(self, worker: WorkerProcess, ref: ReferenceService,
-                      reported_ms: float) -> tuple[BatchClock, list[Finding]]:
+    def _kernel_batch(self, worker: WorkerProcess, ref: ReferenceService, reported_ms: float,
+                      timed_availability: float | None = None) -> tuple[BatchClock, list[Finding]]:
         """The kernel's batch on the first of the baseline batch's seeds (as many as its reported
         time asks for: a kernel that reports less than it takes only makes its batch longer); the
         judge's clock runs from the request until the reference worker has read every row at the
@@ -586,7 +589,7 @@ class Judge:
             # On a CPU the slabs arrived with the reply, read into the judge's private memory: what the
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
             host_copy_ms = (time.perf_counter() - t0) * 1e3 if on_cpu else None
-            cpu_ms = stage_cpu.spent_ms() if stage_cpu is not None else None
+            availability = stage_cpu.availability() if stage_cpu is not None else None
             sampled = ref.request("batch_sample", ReferenceSample(), reply.payload).header
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
@@ -598,7 +601,8 @@ class Judge:
             # the reference worker's of its outputs; read once the judge's clock has stopped.
             findings = [Finding(**f) for f in reply.header.get("findings", [])]
             findings += [Finding(**f) for f in verdict.get("findings", [])]
-        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, cpu_ms), findings
+        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
+                          timed_availability), findings
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:
