@@ -10,10 +10,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch pinned to the CPU build on local disk; a bare `torch` would pull a multi-GB CUDA build.
-	# --no-compile: Python compiles the modules it imports, when it imports them, instead of every
-	# file of torch and ray up front.
-	$(PY) -m pip install -q --no-compile torch==2.13.0
-	$(PY) -m pip install -q --no-compile -e '.[all,dev,web,ray]'
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[all,dev,web,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)
