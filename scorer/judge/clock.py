@@ -66,7 +66,7 @@ class BatchClock:
     # honest 0.2 ms C++ kernel read as a forged clock before it was taken off.
     flush_ms: float = 0.0
     # The kernel thread's share of the time it wanted a core, over the batch and over the timed
-    # stage (CPU only, `StageCpu.availability`): the batch's wall time is read at the timed stage's
+    # stage (CPU only, `CoreShare`): the batch's wall time is read at the timed stage's
     # load, `work_ms`. None where not read.
     availability: float | None = None
     timed_availability: float | None = None
@@ -114,13 +114,13 @@ def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -
                         f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the judge's own "
                         f"clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified calls on fresh "
                         f"inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x {clock.round_trip_ms:.3g} ms "
-                        f"round trip{_cpu_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms a call for inputs and "
+                        f"round trip{_load_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms a call for inputs and "
                         f"copies; allowed down to "
                         f"bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
     return []
 
 
-def _cpu_note(clock: BatchClock) -> str:
+def _load_note(clock: BatchClock) -> str:
     if clock.load_factor() == 1.0:
         return ""
     return (f"; read at the timed stage's load: x {clock.load_factor():.3g} (the kernel thread had a core "
@@ -170,6 +170,24 @@ def _rep_overhead_ms(clock: BatchClock) -> float:
 MIN_CPU_MS = 200.0
 
 
+class CoreShare:
+    """The kernel thread's share of a core over one stage: its time on a core over the time it was
+    on one or runnable and waiting (the scheduler's counts from schedstat, exact; CPU devices only).
+    Two reads of the thread's own file: cheap beside the judge's clock, unlike a process-table scan."""
+
+    def __init__(self, main: int) -> None:
+        self.main = main
+        self.cpu0, self.delay0 = contention.thread_cpu_ms(main), contention.run_delay_ms(main)
+
+    def share(self) -> float | None:
+        """Since the start; None where unread or the thread never ran."""
+        cpu, delay = contention.thread_cpu_ms(self.main), contention.run_delay_ms(self.main)
+        if cpu is None or delay is None or self.cpu0 is None or self.delay0 is None:
+            return None
+        ran, waited = max(0.0, cpu - self.cpu0), max(0.0, delay - self.delay0)
+        return ran / (ran + waited) if ran > 0 else None
+
+
 class StageCpu:
     """The kernel worker's CPU time over one stage, read by the judge from /proc (CPU devices only:
     on a GPU the work is not the host's). `root` is the worker, `main` the walled process that runs
@@ -178,16 +196,6 @@ class StageCpu:
     def __init__(self, root: int, main: int) -> None:
         self.root, self.main = root, main
         self.tree0, self.main0 = contention.tree_cpu_ms(root), contention.thread_cpu_ms(main)
-        self.delay0 = contention.run_delay_ms(main)
-
-    def availability(self) -> float | None:
-        """The kernel thread's time on a core over the time it was on one or waited for one, since
-        the start (the scheduler's counts, exact); None where unread or the thread never ran."""
-        cpu, delay = contention.thread_cpu_ms(self.main), contention.run_delay_ms(self.main)
-        if None in (cpu, delay, self.main0, self.delay0):
-            return None
-        ran, waited = max(0.0, cpu - self.main0), max(0.0, delay - self.delay0)  # type: ignore[operator]
-        return ran / (ran + waited) if ran > 0 else None
 
     def spent_ms(self) -> float | None:
         spent = contention.tree_cpu_ms(self.root) - self.tree0

@@ -36,7 +36,7 @@ from scorer.judge.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import BatchClock, StageCpu, clock_findings, prompt_gil_handoff, window_findings, window_ms
+from scorer.judge.clock import BatchClock, CoreShare, StageCpu, clock_findings, prompt_gil_handoff, window_findings, window_ms
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -491,12 +491,14 @@ class Judge:
         kernel_pid = wall.walled_pid(worker.proc.pid)
         # The scheduler's count serves the host-clock rule, which has device events to hold it against.
         feed = RepFeed(plan.rep_seeds, plan.keep_reps, kernel_pid if self.device.type == "cuda" else None)
-        stage_cpu = StageCpu(worker.proc.pid, kernel_pid) if self.device.type == "cpu" else None
+        on_cpu = self.device.type == "cpu"
+        stage_cpu = StageCpu(worker.proc.pid, kernel_pid) if on_cpu else None
+        core_share = CoreShare(kernel_pid) if on_cpu else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
         spent = stage_cpu.spent_ms() if stage_cpu is not None else None
         rep_cpu_ms = None if spent is None else spent / (self.warmup + len(plan.rep_seeds))
-        availability = stage_cpu.availability() if stage_cpu is not None else None
+        availability = core_share.share() if core_share is not None else None
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
@@ -582,14 +584,14 @@ class Judge:
                 ref.request("batch_attach", ReferenceAttach(shipped))
             # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
             # follows it at once, with the GPU held by this scoring alone.
-            stage_cpu = StageCpu(worker.proc.pid, wall.walled_pid(worker.proc.pid)) if on_cpu else None
+            core_share = CoreShare(wall.walled_pid(worker.proc.pid)) if on_cpu else None
             t0 = time.perf_counter()
             reply = self._ask(worker, "batch", KernelBatch(plan.batch_seeds[:calls]), None,
                               self.options.timing_s)
             # On a CPU the slabs arrived with the reply, read into the judge's private memory: what the
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
             host_copy_ms = (time.perf_counter() - t0) * 1e3 if on_cpu else None
-            availability = stage_cpu.availability() if stage_cpu is not None else None
+            availability = core_share.share() if core_share is not None else None
             sampled = ref.request("batch_sample", ReferenceSample(), reply.payload).header
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):

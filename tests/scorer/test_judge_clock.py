@@ -271,7 +271,7 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
     import subprocess
     import sys
 
-    from scorer.judge.clock import StageCpu
+    from scorer.judge.clock import CoreShare, StageCpu
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     threaded = subprocess.Popen([sys.executable, "-c", (
@@ -280,11 +280,11 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
         "sys.stdin.readline(); threading.Thread(target=burn).start(); time.sleep(30)")], stdin=subprocess.PIPE)
     try:
         time.sleep(0.5)
-        asleep = StageCpu(sleeper.pid, sleeper.pid)
+        asleep, asleep_share = StageCpu(sleeper.pid, sleeper.pid), CoreShare(sleeper.pid)
         time.sleep(0.3)
         spent = asleep.spent_ms()
         assert spent is not None and spent < 5.0, spent  # the main thread's exact count: it slept
-        helper = StageCpu(threaded.pid, threaded.pid)
+        helper, helper_share = StageCpu(threaded.pid, threaded.pid), CoreShare(threaded.pid)
         assert threaded.stdin is not None
         threaded.stdin.write(b"go\n")
         threaded.stdin.flush()
@@ -292,8 +292,9 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
         while (helper.spent_ms() or 0.0) < 600 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert (helper.spent_ms() or 0.0) >= 600  # the helper thread's work, through the tree's ticks
-        assert asleep.availability() is None  # it never ran: no share to read
-        assert helper.availability() is None or 0.0 < helper.availability() <= 1.0
+        assert asleep_share.share() is None  # it never ran: no share to read
+        share = helper_share.share()
+        assert share is None or 0.0 < share <= 1.0
     finally:
         for proc in (sleeper, threaded):
             proc.kill()
