@@ -6,8 +6,11 @@ The LSTM solution launches one Triton kernel per time step (128 and more a forwa
 is the host's launch rate, and anything the worker adds per launch shows in it. Each row runs in a
 fresh process: the solution's forward with nothing of ours, then with each piece the kernel worker
 installs before kernel.py is imported (MALLOC_PERTURB_ in the environment, the runtime guard's
-audit hook, the ghost-kernel census's launch wrapper), then all of them. Per row: the median host
-time of forward + synchronize, and `triton.testing.do_bench`'s median. Needs a CUDA GPU.
+audit hook, the ghost-kernel census's launch wrapper), then all of them; and the torch function
+modes every timed call runs under: an empty one (torch's own cost of a mode) and the library-call
+monitor. Per row: the median host time of forward + synchronize, `triton.testing.do_bench`'s
+median, and (mode rows) how many calls a forward hands the mode: each tensor argument of a Triton
+launch reaches it several times (`data_ptr`, `dtype`, strides). Needs a CUDA GPU.
 """
 
 from __future__ import annotations
@@ -18,12 +21,37 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CONFIGS = {"bare": set(), "malloc_perturb": {"perturb"}, "guard": {"guard"}, "census": {"census"},
-           "census_after_first_call": {"census", "census_off"}, "all": {"perturb", "guard", "census"}}
+           "census_after_first_call": {"census", "census_off"}, "all": {"perturb", "guard", "census"},
+           "function_mode": {"empty_mode"}, "monitor": {"monitor"}}
+
+
+def _around(parts: set[str], solution: Path) -> tuple[Any, list[int]]:
+    """What each forward runs inside for the mode rows, and the count of calls it saw."""
+    from contextlib import nullcontext
+
+    from torch.overrides import TorchFunctionMode
+
+    seen = [0]
+
+    class Counting(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+            seen[0] += 1
+            return func(*args, **(kwargs or {}))
+
+    if "empty_mode" in parts:
+        return Counting, seen
+    if "monitor" in parts:
+        from scorer.checks.dynamic import LibraryCallMonitor
+
+        monitor = LibraryCallMonitor(frozenset({str(solution)}))
+        return (lambda: monitor), seen
+    return nullcontext, seen
 
 
 def child(task_id: str, parts: set[str]) -> dict[str, float]:
@@ -53,9 +81,16 @@ def child(task_id: str, parts: set[str]) -> dict[str, float]:
     torch.manual_seed(1)
     model = sol.ModelNew(*init_inputs).cuda()
     inputs = make_inputs(ref_mod, 2, "cuda")
+    around, seen = _around(parts, task.solution)
+
+    def forward() -> Any:
+        with around():
+            return model(*inputs)
+
     with torch.no_grad():
-        model(*inputs)
+        forward()
         torch.cuda.synchronize()
+        calls = seen[0]
         if "census_off" in parts:
             from scorer.checks.census import stop_counting
 
@@ -63,18 +98,18 @@ def child(task_id: str, parts: set[str]) -> dict[str, float]:
         host = []
         for _ in range(60):
             t0 = time.perf_counter()
-            model(*inputs)
+            forward()
             torch.cuda.synchronize()
             host.append((time.perf_counter() - t0) * 1e3)
-        bench = triton.testing.do_bench(lambda: model(*inputs), warmup=50, rep=300, return_mode="median")
+        bench = triton.testing.do_bench(forward, warmup=50, rep=300, return_mode="median")
     if guard is not None:
         guard.check("timing")
-    return {"host_ms": statistics.median(host[10:]), "do_bench_ms": bench}
+    return {"host_ms": statistics.median(host[10:]), "do_bench_ms": bench, "mode_calls": calls}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", default="level3_4_lstm")
+    parser.add_argument("--task", default="level3_4_lstm", help="a kernelbench task, or several, comma-separated")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -84,27 +119,29 @@ def main() -> int:
     from scorer.checks.poison import perturb_environment
 
     rows = []
-    for name, parts in CONFIGS.items():
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        if "perturb" in parts:
-            env.update(perturb_environment())
-        proc = subprocess.run([sys.executable, __file__, "--task", args.task, "--child", ",".join(sorted(parts))],
-                              capture_output=True, text=True, env=env, timeout=300)
-        if proc.returncode != 0:
-            rows.append({"config": name, "error": proc.stderr.strip().splitlines()[-1:]})
-            continue
-        rows.append({"config": name, **json.loads(proc.stdout.strip().splitlines()[-1])})
-        print(json.dumps(rows[-1]), flush=True)
+    for task in args.task.split(","):
+        for name, parts in CONFIGS.items():
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+            if "perturb" in parts:
+                env.update(perturb_environment())
+            proc = subprocess.run([sys.executable, __file__, "--task", task, "--child", ",".join(sorted(parts))],
+                                  capture_output=True, text=True, env=env, timeout=300)
+            if proc.returncode != 0:
+                rows.append({"task": task, "config": name, "error": proc.stderr.strip().splitlines()[-1:]})
+                continue
+            rows.append({"task": task, "config": name, **json.loads(proc.stdout.strip().splitlines()[-1])})
+            print(json.dumps(rows[-1]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
-    bare = next((r for r in rows if r["config"] == "bare" and "host_ms" in r), None)
-    print(f"{'config':26s} {'host ms':>8s} {'do_bench ms':>11s} {'vs bare':>8s}  ({args.task} solution forward)")
+    print(f"{'task':24s} {'config':24s} {'host ms':>8s} {'do_bench ms':>11s} {'vs bare':>8s} {'mode calls':>10s}")
     for r in rows:
         if "host_ms" not in r:
-            print(f"{r['config']:26s} failed: {r['error']}")
+            print(f"{r['task']:24s} {r['config']:24s} failed: {r['error']}")
             continue
+        bare = next((b for b in rows if b["task"] == r["task"] and b["config"] == "bare" and "host_ms" in b), None)
         rel = f"{r['do_bench_ms'] / bare['do_bench_ms'] - 1:+.1%}" if bare else "-"
-        print(f"{r['config']:26s} {r['host_ms']:8.3f} {r['do_bench_ms']:11.3f} {rel:>8s}")
+        calls = str(r.get("mode_calls") or "")
+        print(f"{r['task']:24s} {r['config']:24s} {r['host_ms']:8.3f} {r['do_bench_ms']:11.3f} {rel:>8s} {calls:>10s}")
     return 0
 
 

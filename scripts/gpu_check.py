@@ -426,13 +426,14 @@ def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> lis
     return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
 
 
-def part_script(out: Path, name: str, script: str, budget: Budget) -> list[str]:
+def part_script(out: Path, name: str, script: str, budget: Budget, extra: tuple[str, ...] = (),
+                table_lines: int = 10) -> list[str]:
     """A benchmark script of its own (it prints its table last)."""
-    rc, text = _subprocess([sys.executable, str(ROOT / script), "--json", str(out / f"{name}.json")],
+    rc, text = _subprocess([sys.executable, str(ROOT / script), "--json", str(out / f"{name}.json"), *extra],
                            out / f"{name}.log", budget)
     body = _out_lines(text)
     err = _err_lines(text)[-6:] if rc else []
-    return [f"{name} ({script}, exit {rc}):"] + ["  " + line for line in body[-10:] + err]
+    return [f"{name} ({script}, exit {rc}):"] + ["  " + line for line in body[-table_lines:] + err]
 
 
 def part_turns(out: Path, device: str, budget: Budget) -> list[str]:
@@ -557,7 +558,8 @@ def main() -> None:
             elif part == "dobench":
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
             elif part == "launch":
-                lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget)
+                lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget,
+                                    ("--task", "level3_4_lstm,level4_1_mla_attention"), table_lines=17)
             elif part == "busy":
                 lines = part_busy(args.out, args.device, budget, args.busy_tasks)
             elif part == "real":
