@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 CONFIGS = {"bare": set(), "malloc_perturb": {"perturb"}, "guard": {"guard"}, "census": {"census"},
            "census_after_first_call": {"census", "census_off"}, "all": {"perturb", "guard", "census"},
-           "function_mode": {"empty_mode"}, "monitor": {"monitor"}}
+           "function_mode": {"empty_mode"}, "monitor": {"monitor"}, "monitor_no_window": {"monitor", "no_window"}}
 
 
 def _around(parts: set[str], solution: Path) -> tuple[Any, list[int]]:
@@ -47,7 +47,11 @@ def _around(parts: set[str], solution: Path) -> tuple[Any, list[int]]:
     if "empty_mode" in parts:
         return Counting, seen
     if "monitor" in parts:
+        from scorer.checks import launch_window
         from scorer.checks.dynamic import LibraryCallMonitor
+
+        if "no_window" not in parts:
+            launch_window.install()  # as the kernel worker does before kernel.py is imported
 
         monitor = LibraryCallMonitor(frozenset({str(solution)}))
         return (lambda: monitor), seen

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import torch
 
 from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
+from scorer.checks import launch_window
 from scorer.checks.catalog import Finding
 from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
@@ -658,6 +659,7 @@ class LibraryCallMonitor:
         self._aten = AtenMode(self)
         # Calls the function mode is running: ATen ops that arrive meanwhile are theirs.
         self._covered = 0
+        self._in_launch = False  # inside a launch window (scorer/checks/launch_window.py)
 
     def _counted_name(self, func: Any) -> str | None:
         # An attribute read (`x.shape`) arrives as a method-wrapper made for that one access: it is
@@ -744,6 +746,10 @@ class LibraryCallMonitor:
             out = func(*args, **kwargs)
         if key is not None:
             self._record(key, args, kwargs, out)
+        if self._in_launch and _copied_to_host(func, args, out):
+            # A launch copies nothing to the host; what reaches it there is out of every monitor's
+            # sight, as data handed to numpy is (the function mode is off in the window).
+            self._record("torch.Tensor.numpy (inside a Triton launch)", args, kwargs, out)
         return out
 
     def _aten_name(self, func: Any) -> str | None:
@@ -764,7 +770,12 @@ class LibraryCallMonitor:
             self._aten.__enter__()
         self._mode.__enter__()
         self.own.__enter__()
+        launch_window.ACTIVE.append(self)
         return self
+
+    def launch_window(self) -> "_LaunchWindow":
+        """Where a Triton launch runs without the function mode (scorer/checks/launch_window.py)."""
+        return _LaunchWindow(self)
 
     def _note_lingering(self, when: str) -> None:
         """Modes active outside forward (scorer/checks/modes.py): kernel.py's code would run inside
@@ -776,6 +787,8 @@ class LibraryCallMonitor:
     def __exit__(self, *exc: Any) -> None:
         from torch.overrides import _get_current_function_mode_stack
 
+        if launch_window.ACTIVE and launch_window.ACTIVE[-1] is self:
+            launch_window.ACTIVE.pop()
         self.own.__exit__(*exc)
         self.per_call.append((self._call_work, self.own.elements - self._own_before))
         self._call_work = {}
@@ -850,6 +863,51 @@ class LibraryCallMonitor:
                                  "operation the scorer does on inputs and outputs between calls (drawing, copying, "
                                  "comparing, the cache flush) would run through kernel.py's code"))
         return found
+
+
+_COPIES = frozenset({"_to_copy", "copy_", "copy", "_copy_from", "_copy_from_and_resize"})
+
+
+def _copied_to_host(func: Any, args: tuple[Any, ...], out: Any) -> bool:
+    """An ATen copy of floating-point data from a device to the host."""
+    if func._opname not in _COPIES:
+        return False
+    dest = out if isinstance(out, torch.Tensor) else (args[0] if args and isinstance(args[0], torch.Tensor) else None)
+    if dest is None or dest.device.type != "cpu" or not dest.is_floating_point():
+        return False
+    return any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args)
+
+
+class _LaunchWindow:
+    """Torch function modes off and the monitor's dispatch mode on, around one Triton launch. ATen
+    ops arriving here are counted as native code's are: no function-mode call covers them."""
+
+    __slots__ = ("monitor", "covered", "inside", "modes_off", "pushed")
+
+    def __init__(self, monitor: LibraryCallMonitor) -> None:
+        self.monitor = monitor
+
+    def __enter__(self) -> None:
+        monitor = self.monitor
+        self.covered, monitor._covered = monitor._covered, 0
+        self.inside, monitor._in_launch = monitor._in_launch, True
+        self.modes_off = launch_window.no_function_modes()
+        self.modes_off.__enter__()
+        self.pushed = not monitor.watch_aten  # with watch_aten it is on already
+        if self.pushed:
+            monitor._aten.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        monitor = self.monitor
+        try:
+            if self.pushed:
+                if top_dispatch_mode() is monitor._aten:
+                    monitor._aten.__exit__(*exc)
+                else:
+                    monitor.displaced = True
+        finally:
+            self.modes_off.__exit__(*exc)
+            monitor._covered, monitor._in_launch = self.covered, self.inside
 
 
 # torch's own Python layers between a kernel and the op it asked for: the op's Python wrapper

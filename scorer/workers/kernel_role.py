@@ -27,6 +27,7 @@ from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import native_audit, residency
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
+from scorer.checks import launch_window
 from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
@@ -278,6 +279,7 @@ class KernelRole:
         assert self.main is not None, "setup must come before load"
         kernel_path = Path(request.kernel_path)
         source = kernel_path.read_text(encoding="utf-8", errors="replace")
+        launch_window.install()  # wraps Triton's own launch, before kernel.py can patch it
         self.guard = RuntimeGuard(kernel_path)
         self.guard.arm()
         try:

@@ -1,0 +1,166 @@
+"""Triton launches inside a watched call, without the torch function mode's cost per argument.
+
+Every timed call runs under the library-call monitor's TorchFunctionMode, and torch hands a mode
+every read of a tensor's metadata: Triton's binder and launcher read each tensor argument's
+`data_ptr` and `dtype` on every launch. torch's own machinery costs about 1.5 us a read, whatever
+the mode does (benchmarks/launch_overhead.py), so an LSTM solution's 128 launches a forward read
+8.28 ms by the events on an H100 against do_bench's 3.0 (session 21): the monitor's cost, not the
+kernel's, and the same cost inflated the judge's batch, which runs under the monitor too.
+
+A launch of a Triton kernel therefore runs with torch function modes off, in a *launch window*,
+where nothing of the solution's can run:
+
+- the launch is JITFunction's own (`type(self) is JITFunction`, not a subclass of the solution's);
+- every argument is a plain value: an exact `torch.Tensor` or `nn.Parameter` with no instance
+  attribute that shadows the Tensor API (a `data_ptr` set on the object would run in the window),
+  or an int, float, bool, str, None, torch dtype, or a Triton dtype or constexpr;
+- no hook Triton would call is set (the kernel's pre-run hooks, Triton's launch, cache and
+  compile hooks);
+- a callable grid is called with torch function modes on again, as any code of the solution's is.
+
+Anything else launches as before, with the mode seeing every read. Inside the window the monitor's
+dispatch mode (scorer/checks/aten_work.py) is active besides: any ATen op that still arrives there
+is judged as the CPU monitor judges native code's ops, so the window cannot become a place where
+library work goes unseen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+_NO_FUNCTION_MODES = torch._C.DisableTorchFunction
+_FUNCTION_MODES_ON = torch._C._EnableTorchFunction
+_PLAIN_SCALARS = frozenset({int, float, bool, str, type(None), torch.dtype})
+_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+# Triton's hooks, wherever the installed version keeps them: (module path, object, attribute).
+_HOOKS = (
+    ("triton.knobs", "runtime", "launch_enter_hook"), ("triton.knobs", "runtime", "launch_exit_hook"),
+    ("triton.knobs", "runtime", "jit_cache_hook"), ("triton.knobs", "runtime", "jit_post_compile_hook"),
+    ("triton.knobs", "runtime", "add_stages_inspection_hook"),
+    ("triton.compiler.compiler", "CompiledKernel", "launch_enter_hook"),
+    ("triton.compiler.compiler", "CompiledKernel", "launch_exit_hook"),
+    ("triton.runtime.jit", "JITFunction", "cache_hook"), ("triton.runtime.jit", "JITFunction", "compiled_hook"),
+)
+
+# The monitors watching a call now (innermost last), set by LibraryCallMonitor.__enter__/__exit__.
+ACTIVE: list[Any] = []
+_INSTALLED: dict[type, Callable[..., Any]] = {}
+
+
+def _triton_plain_types() -> frozenset[type]:
+    try:
+        import triton.language as tl
+    except ImportError:
+        return frozenset()
+    return frozenset(t for t in (getattr(tl, "dtype", None), getattr(tl, "constexpr", None)) if isinstance(t, type))
+
+
+def _hook_holders() -> list[tuple[Any, str]]:
+    import importlib
+
+    holders = []
+    for module_name, owner, attribute in _HOOKS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        holder = getattr(module, owner, None)
+        if holder is not None and hasattr(holder, attribute):
+            holders.append((holder, attribute))
+    return holders
+
+
+class _Rules:
+    """What the window checks, resolved once: the plain types and where Triton keeps its hooks."""
+
+    def __init__(self) -> None:
+        self.plain = _PLAIN_SCALARS | _triton_plain_types()
+        self.hooks = _hook_holders()
+        # Newer Triton keeps each launch hook as a chain, called on every launch, empty unless set.
+        try:
+            from triton.knobs import HookChain
+        except ImportError:
+            HookChain = None
+        self.chain = HookChain
+        self.chain_call = getattr(HookChain, "__call__", None)
+
+    def _idle(self, hook: Any) -> bool:
+        if hook is None:
+            return True
+        return (self.chain is not None and type(hook) is self.chain and not getattr(hook, "calls", True)
+                and self.chain.__call__ is self.chain_call)
+
+    def plain_value(self, value: Any) -> bool:
+        kind = type(value)
+        if kind in self.plain:
+            return True
+        if kind in _PLAIN_TENSORS:
+            attributes = value.__dict__
+            return not attributes or not any(hasattr(torch.Tensor, name) for name in attributes)
+        return False
+
+    def no_hooks(self, kernel: Any) -> bool:
+        if getattr(kernel, "pre_run_hooks", None):
+            return False
+        return all(self._idle(getattr(holder, attribute, None)) for holder, attribute in self.hooks)
+
+
+def opens_for(rules: _Rules, kernel: Any, leaf: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether this launch may run in the window (module docstring)."""
+    if type(kernel) is not leaf:
+        return False
+    plain = rules.plain_value
+    return (all(plain(a) for a in args)
+            and all(plain(v) for k, v in kwargs.items() if k != "grid")
+            and rules.no_hooks(kernel))
+
+
+def _grid_with_modes(grid: Any) -> Any:
+    if not callable(grid):
+        return grid
+
+    def called_with_modes(meta: Any) -> Any:
+        with _FUNCTION_MODES_ON():
+            return grid(meta)
+    return called_with_modes
+
+
+def wrap(leaf: type) -> None:
+    """Wraps `leaf.run` (the class whose `run` launches) once, at class level. Installed before
+    kernel.py is imported (scorer/workers/kernel_role.py): the wrapped `run` is then Triton's own,
+    and the rules live in this closure, out of the kernel's reach by name."""
+    original = leaf.__dict__.get("run")
+    if original is None or leaf in _INSTALLED:
+        return
+    _INSTALLED[leaf] = original
+    rules = _Rules()
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not ACTIVE or not opens_for(rules, self, leaf, args, kwargs):
+            return original(self, *args, **kwargs)
+        if "grid" in kwargs:
+            kwargs["grid"] = _grid_with_modes(kwargs["grid"])
+        with ACTIVE[-1].launch_window():
+            return original(self, *args, **kwargs)
+
+    run.__wrapped__ = original  # type: ignore[attr-defined]
+    try:
+        leaf.run = run  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        _INSTALLED.pop(leaf, None)
+
+
+def install() -> None:
+    """Wraps Triton's JITFunction (a GPU launch; the CPU interpreter's runs are counted by the
+    monitor itself and stay under its modes)."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+    wrap(JITFunction)
+
+
+def no_function_modes() -> Any:
+    return _NO_FUNCTION_MODES()
