@@ -895,14 +895,14 @@ class _LaunchWindow:
         self.modes_off.__enter__()
         self.pushed = not monitor.watch_aten  # with watch_aten it is on already
         if self.pushed:
-            monitor._aten.__enter__()
+            launch_window.push_dispatch_mode(monitor._aten)
 
     def __exit__(self, *exc: Any) -> None:
         monitor = self.monitor
         try:
             if self.pushed:
                 if top_dispatch_mode() is monitor._aten:
-                    monitor._aten.__exit__(*exc)
+                    launch_window.pop_dispatch_mode(monitor._aten, *exc)
                 else:
                     monitor.displaced = True
         finally:

@@ -101,20 +101,30 @@ class _Rules:
             return not attributes or not any(hasattr(torch.Tensor, name) for name in attributes)
         return False
 
+    def plain_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        # A loop, not all() over generators: it runs on every launch of a launch-bound forward.
+        plain, value_ok = self.plain, self.plain_value
+        for value in args:
+            if type(value) not in plain and not value_ok(value):
+                return False
+        for key, value in kwargs.items():
+            if type(value) not in plain and key != "grid" and not value_ok(value):
+                return False
+        return True
+
     def no_hooks(self, kernel: Any) -> bool:
         if getattr(kernel, "pre_run_hooks", None):
             return False
-        return all(self._idle(getattr(holder, attribute, None)) for holder, attribute in self.hooks)
+        idle = self._idle
+        for holder, attribute in self.hooks:
+            if not idle(getattr(holder, attribute, None)):
+                return False
+        return True
 
 
 def opens_for(rules: _Rules, kernel: Any, leaf: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether this launch may run in the window (module docstring)."""
-    if type(kernel) is not leaf:
-        return False
-    plain = rules.plain_value
-    return (all(plain(a) for a in args)
-            and all(plain(v) for k, v in kwargs.items() if k != "grid")
-            and rules.no_hooks(kernel))
+    return type(kernel) is leaf and rules.plain_call(args, kwargs) and rules.no_hooks(kernel)
 
 
 def _grid_with_modes(grid: Any) -> Any:
@@ -164,3 +174,23 @@ def install() -> None:
 
 def no_function_modes() -> Any:
     return _NO_FUNCTION_MODES()
+
+
+# The dispatch stack's own push and pop: TorchDispatchMode.__enter__/__exit__ cost 4-5 us a launch in
+# Python (flags for torch.compile's tracing, which never runs in a scorer's worker); these ~1 us.
+_PUSH = getattr(torch._C, "_push_on_torch_dispatch_stack", None)
+_POP = getattr(torch._C, "_pop_torch_dispatch_stack", None)
+
+
+def push_dispatch_mode(mode: Any) -> None:
+    if _PUSH is None or getattr(mode, "_dispatch_key", None) is not None:
+        mode.__enter__()
+    else:
+        _PUSH(mode)
+
+
+def pop_dispatch_mode(mode: Any, *exc: Any) -> None:
+    if _POP is None or getattr(mode, "_dispatch_key", None) is not None:
+        mode.__exit__(*exc)
+    else:
+        _POP(None)
