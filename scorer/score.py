@@ -41,6 +41,9 @@ class TimingResult:
     baseline_times_ms: list[float] = field(default_factory=list)
     kernel_times_ms: list[float] = field(default_factory=list)
     gate: str = ""  # how the GPU was held before each start event (scorer.gpu.gate); "" on CPU
+    # Triton launches of the timed calls that ran in the launch window (function modes off) and
+    # under the library-call monitor's modes, as the kernel worker counted them (a diagnostic).
+    launch_window: dict[str, int] = field(default_factory=dict)
     # The judge's own clock (scorer/judge/clock.py): ms a call over `judge_calls` back-to-back
     # verified calls on fresh inputs, for the kernel and for the baseline.
     judge_calls: int = 0

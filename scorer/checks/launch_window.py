@@ -46,6 +46,9 @@ _HOOKS = (
 
 # The monitors watching a call now (innermost last), set by LibraryCallMonitor.__enter__/__exit__.
 ACTIVE: list[Any] = []
+# Launches while a monitor watched: [in the window, under the modes]. Read into score.json
+# (timing.launch_window) as the kernel worker's report, so a user sees which path a timing took.
+COUNTS = [0, 0]
 _INSTALLED: dict[type, Callable[..., Any]] = {}
 
 
@@ -148,8 +151,12 @@ def wrap(leaf: type) -> None:
     rules = _Rules()
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not ACTIVE or not opens_for(rules, self, leaf, args, kwargs):
+        if not ACTIVE:
             return original(self, *args, **kwargs)
+        if not opens_for(rules, self, leaf, args, kwargs):
+            COUNTS[1] += 1
+            return original(self, *args, **kwargs)
+        COUNTS[0] += 1
         if "grid" in kwargs:
             kwargs["grid"] = _grid_with_modes(kwargs["grid"])
         with ACTIVE[-1].launch_window():
@@ -170,6 +177,10 @@ def install() -> None:
     except ImportError:
         return
     wrap(JITFunction)
+
+
+def counts() -> tuple[int, int]:
+    return COUNTS[0], COUNTS[1]
 
 
 def no_function_modes() -> Any:

@@ -57,6 +57,7 @@ class TimingFigures:
     rep_cpu_ms: float | None = None  # the kernel worker's CPU time a call of the timed stage (CPU only)
     contended: bool = False  # foreign compute on the device while this stage's clock ran (kernel only)
     availability: float | None = None  # the kernel thread's share of a core while it wanted one (CPU only)
+    launch_window: dict[str, int] = field(default_factory=dict)  # Triton launches timed in/out of the window
 
 
 @dataclass

@@ -514,7 +514,7 @@ class Judge:
             return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
                                  _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
                                  _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
-                                 availability=availability)
+                                 availability=availability, launch_window=_window_counts(h.get("launch_window")))
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
@@ -615,6 +615,7 @@ class Judge:
             speedup=base_ms / kern_ms if kern_ms > 0 else None, repetitions=len(kernel.times_ms),
             baseline_spread=base_spread, kernel_spread=kern_spread,
             baseline_times_ms=list(baseline.times_ms), kernel_times_ms=list(kernel.times_ms), gate=kernel.gate,
+            launch_window=dict(kernel.launch_window),
         )
 
     def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, env: dict[str, Any],
@@ -646,3 +647,11 @@ def score_kernel(suite: Suite, task_id: str, kernel_path: Path, *, device: str =
     task = suite.task(task_id)
     requested = device if device != "auto" else options.device
     return Judge(suite, task, Path(kernel_path), resolve_device(requested, task, suite), options).run()
+
+
+def _window_counts(value: Any) -> dict[str, int]:
+    """The kernel worker's count of its timed Triton launches in and out of the launch window: its
+    own report (diagnostic, judged nowhere), kept only in its expected shape."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: int(v) for k, v in value.items() if k in ("open", "watched") and isinstance(v, int) and 0 <= v < 1 << 40}

@@ -167,6 +167,13 @@ class TaskVariant:
     state_dict: dict[str, torch.Tensor]
 
 
+def _window_since(before: tuple[int, int]) -> dict[str, int]:
+    """Triton launches of the timed stage in the launch window and under the modes
+    (scorer/checks/launch_window.py)."""
+    opened, watched = launch_window.counts()
+    return {"open": opened - before[0], "watched": watched - before[1]}
+
+
 def _where(place: str, findings: list[Finding]) -> list[Finding]:
     """The monitor's findings with the call they came from in front of their evidence."""
     return [Finding(f.pattern, f"{place}: {f.evidence}", f.severity) for f in findings]
@@ -549,6 +556,7 @@ class KernelRole:
             return kept
 
         self._release()
+        window_before = launch_window.counts()
         with torch.no_grad():
             run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
                                self.clock, on_output, watched)
@@ -560,6 +568,7 @@ class KernelRole:
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
+                      "launch_window": _window_since(window_before),
                       "findings": _findings(findings), **ship_header}
         return header_out, payload
 

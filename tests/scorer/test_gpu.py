@@ -25,6 +25,8 @@ def test_demo_swish_on_cuda(demo: Suite) -> None:
     assert score.environment["gpu"] and score.environment["cuda"]
     if score.timing is not None:
         assert score.timing.timer == "cuda_event" and len(score.timing.kernel_times_ms) == 20
+        # its launches take plain arguments: each timed one ran in the launch window
+        assert score.timing.launch_window.get("open", 0) >= 20 and score.timing.launch_window.get("watched") == 0
 
 
 def test_workers_forked_by_the_fork_server_use_cuda(demo: Suite, tmp_path, monkeypatch) -> None:

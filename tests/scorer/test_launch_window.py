@@ -192,3 +192,22 @@ def test_a_triton_hook_keeps_launches_watched() -> None:
         chain.remove(hook)
     kernel.pre_run_hooks.append(hook)
     assert not rules.no_hooks(kernel)
+
+
+def test_a_cpu_scoring_reports_no_launch_in_the_window(demo) -> None:
+    """On CPU Triton's interpreter runs the solution's kernels, under the modes: score.json says no
+    launch took the window (the count a user reads on a GPU to see which path a timing took)."""
+    from tests.scorer.conftest import score_file
+
+    solution = demo.tasks["swish"].solution
+    score = score_file(demo, "swish", solution)
+    assert score.verdict == "passed", score.error
+    assert score.timing is not None and score.timing.launch_window == {"open": 0, "watched": 0}
+
+
+def test_the_judge_keeps_only_the_counts_it_expects() -> None:
+    from scorer.judge.scoring import _window_counts
+
+    assert _window_counts({"open": 3, "watched": 1}) == {"open": 3, "watched": 1}
+    assert _window_counts({"open": -1, "watched": "x", "other": 5}) == {}
+    assert _window_counts(["open"]) == {}
