@@ -80,7 +80,6 @@ class _Rules:
 
     def __init__(self) -> None:
         self.plain = _PLAIN_SCALARS | _triton_plain_types()
-        self.hooks = _hook_holders()
         # Newer Triton keeps each launch hook as a chain, called on every launch, empty unless set.
         try:
             from triton.knobs import HookChain
@@ -88,6 +87,12 @@ class _Rules:
             HookChain = None
         self.chain = HookChain
         self.chain_call = getattr(HookChain, "__call__", None)
+        # (holder, attribute, the chain there now or None): an empty chain is checked by identity.
+        self.hooks = [(holder, attribute, self._chain_at(holder, attribute)) for holder, attribute in _hook_holders()]
+
+    def _chain_at(self, holder: Any, attribute: str) -> Any:
+        hook = getattr(holder, attribute, None)
+        return hook if self.chain is not None and type(hook) is self.chain else None
 
     def _idle(self, hook: Any) -> bool:
         if hook is None:
@@ -105,22 +110,33 @@ class _Rules:
         return False
 
     def plain_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        # A loop, not all() over generators: it runs on every launch of a launch-bound forward.
-        plain, value_ok = self.plain, self.plain_value
+        # plain_value unrolled: this runs on every launch of a launch-bound forward (129 a forward
+        # for the LSTM solution), where each Python call is a share of what the window saves.
+        plain, tensors = self.plain, _PLAIN_TENSORS
         for value in args:
-            if type(value) not in plain and not value_ok(value):
+            kind = type(value)
+            if kind in plain:
+                continue
+            if kind not in tensors or (value.__dict__ and not self.plain_value(value)):
                 return False
         for key, value in kwargs.items():
-            if type(value) not in plain and key != "grid" and not value_ok(value):
+            kind = type(value)
+            if kind in plain or key == "grid":
+                continue
+            if kind not in tensors or (value.__dict__ and not self.plain_value(value)):
                 return False
         return True
 
     def no_hooks(self, kernel: Any) -> bool:
         if getattr(kernel, "pre_run_hooks", None):
             return False
-        idle = self._idle
-        for holder, attribute in self.hooks:
-            if not idle(getattr(holder, attribute, None)):
+        if self.chain is not None and self.chain.__call__ is not self.chain_call:
+            return False
+        for holder, attribute, chain in self.hooks:
+            hook = getattr(holder, attribute, None)
+            # The chain found at install, still empty, is no hook; another object in its place is
+            # judged whole.
+            if hook is not None and (hook is not chain or hook.calls) and not self._idle(hook):
                 return False
         return True
 
