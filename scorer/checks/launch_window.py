@@ -31,7 +31,7 @@ from typing import Any, Callable
 import torch
 
 _NO_FUNCTION_MODES = torch._C.DisableTorchFunction
-_FUNCTION_MODES_ON = torch._C._EnableTorchFunction
+_FUNCTION_MODES_ON = getattr(torch._C, "_EnableTorchFunction", None)  # None: a callable grid keeps the modes
 _PLAIN_SCALARS = frozenset({int, float, bool, str, type(None), torch.dtype})
 _PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 # Triton's hooks, wherever the installed version keeps them: (module path, object, attribute).
@@ -121,7 +121,11 @@ class _Rules:
                 return False
         for key, value in kwargs.items():
             kind = type(value)
-            if kind in plain or key == "grid":
+            if kind in plain:
+                continue
+            if key == "grid":
+                if callable(value) and _FUNCTION_MODES_ON is None:
+                    return False
                 continue
             if kind not in tensors or (value.__dict__ and not self.plain_value(value)):
                 return False
@@ -151,6 +155,7 @@ def _grid_with_modes(grid: Any) -> Any:
         return grid
 
     def called_with_modes(meta: Any) -> Any:
+        assert _FUNCTION_MODES_ON is not None  # plain_call kept such a launch out of the window
         with _FUNCTION_MODES_ON():
             return grid(meta)
     return called_with_modes
