@@ -367,13 +367,14 @@ def _die_with_this_process() -> None:
     _LIBC.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
-def _subprocess(cmd: list[str], log: Path, budget: Budget) -> tuple[int, str]:
+def _subprocess(cmd: list[str], log: Path, budget: Budget, env: dict[str, str] | None = None) -> tuple[int, str]:
     """A part in a process group of its own, killed whole at its time limit: the machine stays up
     between calls, and a part's children left running (a benchmark's sweep, a corpus's judges) ran
     beside the next call's parts."""
     timeout = max(30.0, budget.left_s() - 15)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True, preexec_fn=_die_with_this_process)
+                            start_new_session=True, preexec_fn=_die_with_this_process,
+                            env=None if env is None else {**os.environ, **env})
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
         text, rc = stdout + _STDERR + stderr, proc.returncode
@@ -419,10 +420,15 @@ PYTEST_FILES = ("tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_proces
 def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> list[str]:
     # The corpus parts already score every GPU-only corpus entry; the rest of the GPU tests here.
     files = [f for f in files_csv.split(",") if f]
-    rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", *files],
-                           out / "pytest_gpu.log", budget)
+    failures = out / "pytest_failures.txt"
+    rc, text = _subprocess([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
+                            "-p", "scripts.pytest_failure_log", *files],
+                           out / "pytest_gpu.log", budget, env={"KA_PYTEST_FAILURES": str(failures)})
     body = _out_lines(text)
     failed = [line for line in body if line.startswith(("FAILED", "ERROR"))][:10]
+    if rc == 124 and failures.exists():  # cut off before pytest's own summary: the plugin's record
+        failed = [line for line in failures.read_text().splitlines() if line.startswith("== ")][:10]
+        failed += [line for line in failures.read_text().splitlines() if line.startswith("E ")][:6]
     return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
 
 
