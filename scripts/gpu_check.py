@@ -427,8 +427,9 @@ def part_pytest(out: Path, budget: Budget, files_csv: str = PYTEST_FILES) -> lis
     body = _out_lines(text)
     failed = [line for line in body if line.startswith(("FAILED", "ERROR"))][:10]
     if rc == 124 and failures.exists():  # cut off before pytest's own summary: the plugin's record
-        failed = [line for line in failures.read_text().splitlines() if line.startswith("== ")][:10]
-        failed += [line for line in failures.read_text().splitlines() if line.startswith("E ")][:6]
+        record = failures.read_text().splitlines()
+        failed = [line for line in record if line.startswith("== ")][:10]
+        failed += [line for line in record if line.startswith("E ")][:6]
     return [f"pytest -m gpu (exit {rc}): " + (body[-1] if body else "?")] + ["  " + f for f in failed]
 
 

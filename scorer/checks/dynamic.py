@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import torch
 
-from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
 from scorer.checks import launch_window
+from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
 from scorer.checks.catalog import Finding
 from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
@@ -891,7 +891,7 @@ class _LaunchWindow:
         monitor = self.monitor
         self.covered, monitor._covered = monitor._covered, 0
         self.inside, monitor._in_launch = monitor._in_launch, True
-        self.modes_off = launch_window.no_function_modes()
+        self.modes_off = _NO_FUNCTION_MODES()
         self.modes_off.__enter__()
         self.pushed = not monitor.watch_aten  # with watch_aten it is on already
         if self.pushed:

@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 import torch
 
-_NO_FUNCTION_MODES = torch._C.DisableTorchFunction
 _FUNCTION_MODES_ON = getattr(torch._C, "_EnableTorchFunction", None)  # None: a callable grid keeps the modes
 _PLAIN_SCALARS = frozenset({int, float, bool, str, type(None), torch.dtype})
 _PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
@@ -87,27 +86,11 @@ class _Rules:
             HookChain = None
         self.chain = HookChain
         self.chain_call = getattr(HookChain, "__call__", None)
-        # (holder, attribute, the chain there now or None): an empty chain is checked by identity.
-        self.hooks = [(holder, attribute, self._chain_at(holder, attribute)) for holder, attribute in _hook_holders()]
-
-    def _chain_at(self, holder: Any, attribute: str) -> Any:
-        hook = getattr(holder, attribute, None)
-        return hook if self.chain is not None and type(hook) is self.chain else None
-
-    def _idle(self, hook: Any) -> bool:
-        if hook is None:
-            return True
-        return (self.chain is not None and type(hook) is self.chain and not getattr(hook, "calls", True)
-                and self.chain.__call__ is self.chain_call)
+        self.hooks = _hook_holders()
 
     def plain_value(self, value: Any) -> bool:
         kind = type(value)
-        if kind in self.plain:
-            return True
-        if kind in _PLAIN_TENSORS:
-            attributes = value.__dict__
-            return not attributes or not any(hasattr(torch.Tensor, name) for name in attributes)
-        return False
+        return kind in self.plain or (kind in _PLAIN_TENSORS and not _shadows_tensor_api(value))
 
     def plain_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         # plain_value unrolled: this runs on every launch of a launch-bound forward (129 a forward
@@ -117,7 +100,7 @@ class _Rules:
             kind = type(value)
             if kind in plain:
                 continue
-            if kind not in tensors or (value.__dict__ and not self.plain_value(value)):
+            if kind not in tensors or _shadows_tensor_api(value):
                 return False
         for key, value in kwargs.items():
             kind = type(value)
@@ -127,22 +110,28 @@ class _Rules:
                 if callable(value) and _FUNCTION_MODES_ON is None:
                     return False
                 continue
-            if kind not in tensors or (value.__dict__ and not self.plain_value(value)):
+            if kind not in tensors or _shadows_tensor_api(value):
                 return False
         return True
 
     def no_hooks(self, kernel: Any) -> bool:
         if getattr(kernel, "pre_run_hooks", None):
             return False
-        if self.chain is not None and self.chain.__call__ is not self.chain_call:
+        chain = self.chain
+        if chain is not None and chain.__call__ is not self.chain_call:
             return False
-        for holder, attribute, chain in self.hooks:
+        for holder, attribute in self.hooks:
             hook = getattr(holder, attribute, None)
-            # The chain found at install, still empty, is no hook; another object in its place is
-            # judged whole.
-            if hook is not None and (hook is not chain or hook.calls) and not self._idle(hook):
+            # An empty chain (Triton's default since its knobs) calls nothing.
+            if hook is not None and (type(hook) is not chain or hook.calls):
                 return False
         return True
+
+
+def _shadows_tensor_api(tensor: Any) -> bool:
+    """An instance attribute over a Tensor method or property (a `data_ptr` set on the object)."""
+    attributes = tensor.__dict__
+    return bool(attributes) and any(hasattr(torch.Tensor, name) for name in attributes)
 
 
 def opens_for(rules: _Rules, kernel: Any, leaf: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -202,10 +191,6 @@ def install() -> None:
 
 def counts() -> tuple[int, int]:
     return COUNTS[0], COUNTS[1]
-
-
-def no_function_modes() -> Any:
-    return _NO_FUNCTION_MODES()
 
 
 # The dispatch stack's own push and pop: TorchDispatchMode.__enter__/__exit__ cost 4-5 us a launch in

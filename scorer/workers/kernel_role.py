@@ -24,10 +24,9 @@ import torch
 
 from scorer.checks import dynamic as dynamic_checks
 
-from scorer.checks import native_audit, residency
+from scorer.checks import launch_window, native_audit, residency
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
-from scorer.checks import launch_window
 from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
 from scorer.judge import batch as batch_mod
 from scorer.gpu.gate import locked_gate
