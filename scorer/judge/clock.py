@@ -210,7 +210,7 @@ class StageCpu:
 
 
 def window_findings(times_ms: list[float], intervals_ms: list[float], clock: BatchClock, device_type: str,
-                    cpu_ms_per_rep: float | None = None) -> list[Finding]:
+                    cpu_ms_per_rep: float | None = None, availability: float | None = None) -> list[Finding]:
     """timer-patching where the reported upper quartile is below `gap / RATIO - overhead - SLACK`:
     the overhead is taken off once more, so that an honest kernel whose drawing of inputs ran up to
     RATIO times slower than at its calibration still passes.
@@ -219,11 +219,37 @@ def window_findings(times_ms: list[float], intervals_ms: list[float], clock: Bat
     repetition hands off between judge and worker three times, and on CI's loaded 2-core box an
     honest kernel's repetitions read 36.7 ms on the judge's clock against 5.5 ms on its own. Where
     the kernel worker's CPU time a repetition (its whole process tree's, read by the judge from
-    /proc: `cpu_ms_per_rep`) is less, that is the gap: waiting for a core costs no CPU time, while a
-    forged clock's hidden work does (the kernel's worker runs torch on one thread)."""
+    /proc: `cpu_ms_per_rep`) is less, the rule is held in CPU time: waiting for a core costs no CPU
+    time, while a forged clock's hidden work does. The kernel's own times, read on a wall clock,
+    then count at the kernel thread's share of a core over the stage (`availability`, from the
+    scheduler): at a share of 1/3 an honest kernel reads 3x its CPU time, and a clock forged to
+    1/8 read 3/8 of it, which passed the CPU-time gap / 4 on CI's loaded box."""
     kernel_ms = reported_ms(times_ms)
     if device_type not in WINDOW_JUDGED or kernel_ms is None or not intervals_ms:
         return []
+    ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
+    wall_ms = statistics.median(intervals_ms)
+    overhead = _rep_overhead_ms(clock)
+    # The share is the stage's: an honest repetition too short to be preempted may have had the core
+    # to itself while its wake-ups waited. Below 1 / RATIO it is not trusted further, so an honest
+    # kernel keeps the margin the wall clock rule gives it, and an 8x forged clock is still caught
+    # down to about 1/8 of a core.
+    share = max(availability, 1 / ratio) if cpu_ms_per_rep is not None and availability and availability < 1 else 1.0
+    if cpu_ms_per_rep is not None and cpu_ms_per_rep < wall_ms * share:
+        gap_ms, counted_ms = cpu_ms_per_rep, kernel_ms * share
+    else:
+        gap_ms, counted_ms, share = wall_ms, kernel_ms, 1.0
+    allowed = gap_ms / ratio - overhead - slack
+    if counted_ms < allowed:
+        cpu = "" if cpu_ms_per_rep is None else f"; the worker's CPU time {cpu_ms_per_rep:.4g} ms a repetition"
+        at_share = "" if share == 1.0 else f", {counted_ms:.4g} ms at the kernel thread's {share:.0%} share of a core"
+        return [Finding("timer-patching",
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile{at_share}), but its "
+                        f"timed repetitions took {gap_ms:.4g} ms each (judge's clock: median of {len(intervals_ms)}, "
+                        f"{wall_ms:.4g} ms{cpu}; of which {overhead:.3g} ms round trip, inputs and cache flush; allowed "
+                        f"down to gap / {ratio:g} - {overhead:.3g} - {slack:g} ms = {allowed:.4g} ms): the reported "
+                        "times are not real")]
+    return []
     ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
     wall_ms = statistics.median(intervals_ms)
     gap_ms = min(wall_ms, cpu_ms_per_rep) if cpu_ms_per_rep is not None else wall_ms

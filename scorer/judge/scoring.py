@@ -346,7 +346,8 @@ class Judge:
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
         self._record(score, clock_findings(times, best, self.device.type)
-                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms))
+                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms,
+                                        kernel.availability))
 
     def _settle(self) -> None:
         if self.before_timing is not None:

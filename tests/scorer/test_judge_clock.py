@@ -206,6 +206,30 @@ def test_the_window_is_the_workers_cpu_time_where_the_wall_clock_waited_for_core
     assert window_findings(honest, [8.0] * 3, clock, "cpu", cpu_ms_per_rep=60.0) == []
 
 
+def test_the_window_counts_the_kernels_own_times_at_its_share_of_a_core() -> None:
+    """CI's miss: on a loaded box the kernel thread got about a third of a core, so a clock forged to
+    1/8 reported 3/8 of the repetition's CPU time, above CPU time / 4. Held at the share the
+    scheduler gave it, the forged figure is 1/8 again, and an honest one slowed alike still passes."""
+    from scorer.judge.clock import window_findings
+
+    clock = BatchClock(calls=8, total_ms=8 * 5.5 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
+    cpu, share = 160.0, 1 / 3
+    forged, honest, wall = [cpu / share / 8] * 5, [(cpu - 3.0) / share] * 5, [(cpu + 40.0) / share] * 5
+    assert window_findings(forged, wall, clock, "cpu", cpu_ms_per_rep=cpu) == []  # the miss, share unknown
+    (found,) = window_findings(forged, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share)
+    assert "33% share of a core" in found.evidence
+    assert window_findings(honest, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share) == []
+    # an honest kernel that had the core to itself while timed, and waited only between repetitions
+    assert window_findings([cpu - 3.0] * 5, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share) == []
+    # ... however little of a core the stage had: below 1 / RATIO the share counts as 1 / RATIO
+    assert window_findings([cpu - 3.0] * 5, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=0.05) == []
+    (starved,) = window_findings([cpu / 0.2 / 8] * 5, [(cpu + 40.0) / 0.2] * 5, clock, "cpu", cpu_ms_per_rep=cpu,
+                                 availability=0.2)
+    assert "25% share of a core" in starved.evidence
+    # where the wall clock is the lower gap, the share plays no part
+    assert window_findings([cpu] * 5, [cpu + 3.0] * 5, clock, "cpu", cpu_ms_per_rep=cpu * 2, availability=0.1) == []
+
+
 def test_the_judge_reads_a_workers_cpu_time_over_its_whole_tree() -> None:
     import subprocess
     import sys
