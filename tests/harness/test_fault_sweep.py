@@ -73,7 +73,6 @@ async def test_a_key_refused_mid_sweep_stops_its_provider_until_resume(
         stderr = capfd.readouterr().err
         stopped = [line for line in stderr.splitlines() if line.startswith("provider openai stopped")]
         assert len(stopped) == 1 and KEY_ENV in stopped[0] and "--resume" in stopped[0], stderr
-        assert elapsed < 120
 
         refusing = False  # a valid key again
         resumed = await run_sweep(prepare_sweep(tmp_path / "sweep", True, None), live=False)

@@ -60,6 +60,12 @@ def _source() -> str:
     return zlib.decompress(base64.b85decode("".join(_PACKED))).decode()
 
 
+# The bindings are pybind11's alone: no torch header is needed, and it builds in seconds.
+_HEADER = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n"
+
+def _bindings(name: str) -> str:
+    return f'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("{name}", &{name}); }}\n'
+
 @triton.jit
 def _rope_attention_kernel(
     q_ptr, k_ptr, v_ptr, cos_ptr, sin_ptr, o_ptr, H, S, qk_scale,
@@ -128,7 +134,8 @@ class ModelNew(nn.Module):
         self.register_buffer("cos_cached", emb.cos())
         self.register_buffer("sin_cached", emb.sin())
         # Idempotent: slots already pointing at a wrapper are left alone when the model is rebuilt.
-        load_inline("rope_attention_tables", cpp_sources=_source(), functions=["prepare"]).prepare()
+        load_inline("rope_attention_tables", cpp_sources=[_HEADER, _source(), _bindings("prepare")],
+                    no_implicit_headers=True).prepare()
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
