@@ -13,11 +13,10 @@ from rich.table import Table
 
 from kernelarena.errors import UserError
 from kernelarena.logs import configure, get_logger
-from scorer import ScoreOptions, score_kernel
+from scorer.options import ScoreOptions
 from scorer.aggregate import KernelResult, SuiteSummary, summarize
 from scorer.errors import ScorerBroken
 from scorer.score import Score
-from scorer.judge.session import ScoringSession
 from scorer.tasks.suites import Suite, load_suite
 
 log = get_logger("kernelarena.score")
@@ -40,6 +39,8 @@ def _score_line(score: Score) -> str:
 
 
 def score_one(suite: Suite, task: str, kernel: Path, options: ScoreOptions, as_json: bool, out: Optional[Path]) -> None:
+    from scorer.judge.scoring import score_kernel  # torch: only where a kernel is scored
+
     score = score_kernel(suite, task, kernel, device=options.device, options=options)
     if out is not None:
         score.write(out)
@@ -77,6 +78,8 @@ def score_tree(suite: Suite, root: Path, options: ScoreOptions, as_json: bool) -
     scores: dict[str, list[dict[str, object]]] = {m: [] for m in tree}
     tasks = sorted({t for kernels in tree.values() for t in kernels})
     # Task by task, so every model's kernel of a task is scored against one prepared reference.
+    from scorer.judge.session import ScoringSession  # torch: only where a kernel is scored
+
     with ScoringSession(options) as session:
         for task in tasks:
             for model, kernels in tree.items():

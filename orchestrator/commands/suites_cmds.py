@@ -4,15 +4,17 @@ whether each task is a real test (the suite linter)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from kernelarena.errors import UserError
-from scorer.tasks.lint import LintIssue, lint_suite
 from scorer.tasks.suites import Suite, list_suites, load_suite
+
+if TYPE_CHECKING:
+    from scorer.tasks.lint import LintIssue
 
 suites_app = typer.Typer(
     help="List benchmark suites; `suites check` lints them.",
@@ -95,6 +97,8 @@ def check(
             if len(targets) == 1:
                 targets[0].task(wanted)  # raises the loader's error, which names known tasks
             raise UserError(f"no checked suite has a task '{wanted}'; run `kernelarena tasks SUITE` to list them")
+    from scorer.tasks.lint import lint_suite  # torch: it runs each reference
+
     all_issues: list[tuple[str, LintIssue]] = []
     checked = 0
     for suite in targets:

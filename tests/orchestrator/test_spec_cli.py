@@ -93,3 +93,16 @@ def test_ray_executor_without_ray_names_the_install(tmp_path: Path) -> None:
         assert not out.exists()
     proc = cli("sweep", str(spec), "--executor", "dask", "--out", str(out))
     assert proc.returncode == 2 and "unknown --executor 'dask'" in proc.stderr
+
+
+def test_the_cli_starts_without_importing_torch() -> None:
+    """torch costs about 2 s of CPU to import; commands that score nothing (help, bad input, the
+    sweep driver, leaderboards) never import it: only scoring and the suite linter do."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, orchestrator.cli, orchestrator.launch, orchestrator.leaderboard, orchestrator.replay; "
+             "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "False", out.stderr[-2000:]
