@@ -300,6 +300,17 @@ HONEST_NATIVE = {
         """
         m = load_inline("s", cpp_sources="torch::Tensor run(torch::Tensor x);", cuda_sources=CUDA, functions=["run"])
         ''',
+    # A module written against the C API declares its own method table: that is no rewrite.
+    "c-api module": '''
+        SRC = r"""
+        #include <Python.h>
+        static PyObject* swish(PyObject* self, PyObject* args) { Py_RETURN_NONE; }
+        static PyMethodDef METHODS[] = {{"swish", swish, METH_VARARGS, "swish"}, {nullptr, nullptr, 0, nullptr}};
+        static PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "capi_swish", nullptr, -1, METHODS};
+        PyMODINIT_FUNC PyInit_capi_swish(void) { return PyModule_Create(&MODULE); }
+        """
+        m = load_inline("capi_swish", cpp_sources=SRC, no_implicit_headers=True)
+        ''',
     # The words in prose, a docstring or a timing variable name are not native source.
     "python names": '''
         """Timed with time.perf_counter; see elapsed_time in the notes."""
@@ -314,7 +325,7 @@ def test_honest_native_sources_pass(body: str) -> None:
     assert _static(body) == set()
 
 
-# --- the corpus attacks, for real (each compiles a C++ extension: ~30-60 s) ------------------------
+# --- the corpus attacks, for real (each builds a pybind11 extension, ~7 s; the honest one includes torch, ~28 s) ---
 
 NATIVE_ATTACKS = {e.path.stem: e.path for e in attack_entries() if e.path.stem.startswith("native_")}
 EXPECTED_FIELD = {"native_ml_meth_plain": "time.perf_counter: PyMethodDef.ml_meth",

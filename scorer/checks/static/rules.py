@@ -270,10 +270,11 @@ _CPP_MARKERS = re.compile(r"#\s*include|__global__|TORCH_LIBRARY|PYBIND11_MODULE
 # Event.elapsed_time (ml_meth of the PyMethodDef, the vectorcall slot of the function object) while
 # Python still sees the same objects. No honest kernel touches these; they are judged in every string
 # of the file (and in constant-folded string expressions), since a load_inline source can come from
-# any of them. An honest extension binds its functions with load_inline(functions=...) or pybind11,
-# so even a hand-written PyMethodDef table is rejected.
+# any of them. A module's own method table (PyMethodDef) is how any C-API extension declares its
+# functions, so that name alone is not judged: the fields a rewrite writes are.
 _NATIVE_TAMPER = (
-    (re.compile(r"\b(?:PyMethodDef|PyCFunctionObject|PyCMethodObject|PyMethodDescrObject|PyMethodDescr_Type"
+    # Not PyMethodDef: every module written against the C API declares its own method table with it.
+    (re.compile(r"\b(?:PyCFunctionObject|PyCMethodObject|PyMethodDescrObject|PyMethodDescr_Type"
                 r"|PyCFunction_Type|ml_meth|m_ml|d_method|\w*vectorcall\w*|tp_call|PyCFunction_GET_FUNCTION"
                 r"|PyCFunction_GetFunction)\b"),
      "timer-patching", "Python C-API function internals: rewriting them replaces the clock's C code behind the same object"),
