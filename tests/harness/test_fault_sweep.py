@@ -57,9 +57,7 @@ async def test_a_key_refused_mid_sweep_stops_its_provider_until_resume(
                                      if refusing and server.requests[n - 1].path.endswith(MODEL_TURN_PATHS) else None)
         spec = write_spec(tmp_path / "spec.toml", name="revoked", backend="process", out=tmp_path / "sweep",
                           tasks=["swish"], samples=2, models=[_model(server), {"id": "scripted:reference"}], total=1)
-        started = time.monotonic()
         outcome = await run_sweep(prepare_sweep(spec, False, None), live=False)
-        elapsed = time.monotonic() - started
         assert outcome.paused_providers == ["openai"]
         rows = ledger_rows(tmp_path / "sweep")
         openai_rows = [r for r in rows if r["model"] == "openai:gpt-fake"]
