@@ -250,17 +250,3 @@ def window_findings(times_ms: list[float], intervals_ms: list[float], clock: Bat
                         f"down to gap / {ratio:g} - {overhead:.3g} - {slack:g} ms = {allowed:.4g} ms): the reported "
                         "times are not real")]
     return []
-    ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
-    wall_ms = statistics.median(intervals_ms)
-    gap_ms = min(wall_ms, cpu_ms_per_rep) if cpu_ms_per_rep is not None else wall_ms
-    overhead = _rep_overhead_ms(clock)
-    allowed = gap_ms / ratio - overhead - slack
-    if kernel_ms < allowed:
-        cpu = "" if cpu_ms_per_rep is None else f"; the worker's CPU time {cpu_ms_per_rep:.4g} ms a repetition"
-        return [Finding("timer-patching",
-                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but its timed "
-                        f"repetitions took {gap_ms:.4g} ms each (judge's clock: median of {len(intervals_ms)}, "
-                        f"{wall_ms:.4g} ms{cpu}; of which {overhead:.3g} ms round trip, inputs and cache flush; allowed "
-                        f"down to gap / {ratio:g} - {overhead:.3g} - {slack:g} ms = {allowed:.4g} ms): the reported "
-                        "times are not real")]
-    return []
