@@ -77,9 +77,9 @@ def score_tree(suite: Suite, root: Path, options: ScoreOptions, as_json: bool) -
     results: dict[str, list[KernelResult]] = {m: [] for m in tree}
     scores: dict[str, list[dict[str, object]]] = {m: [] for m in tree}
     tasks = sorted({t for kernels in tree.values() for t in kernels})
-    # Task by task, so every model's kernel of a task is scored against one prepared reference.
     from scorer.judge.session import ScoringSession  # torch: only where a kernel is scored
 
+    # Task by task, so every model's kernel of a task is scored against one prepared reference.
     with ScoringSession(options) as session:
         for task in tasks:
             for model, kernels in tree.items():

@@ -63,8 +63,10 @@ def _source() -> str:
 # The bindings are pybind11's alone: no torch header is needed, and it builds in seconds.
 _HEADER = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n"
 
+
 def _bindings(name: str) -> str:
     return f'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("{name}", &{name}); }}\n'
+
 
 @triton.jit
 def _rope_attention_kernel(

@@ -53,8 +53,10 @@ def _source() -> str:
 # The bindings are pybind11's alone: no torch header is needed, and it builds in seconds.
 _HEADER = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n"
 
+
 def _bindings(name: str) -> str:
     return f'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("{name}", &{name}); }}\n'
+
 
 @triton.jit
 def _swish(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
@@ -67,7 +69,8 @@ def _swish(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        ext = load_inline("swish_fast_path", cpp_sources=[_HEADER, _source(), _bindings("setup")], no_implicit_headers=True)
+        ext = load_inline("swish_fast_path", cpp_sources=[_HEADER, _source(), _bindings("setup")],
+                          no_implicit_headers=True)
         ext.setup(torch.cuda.Event)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
