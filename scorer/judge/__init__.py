@@ -1,1 +1,1 @@
-"""The judge: one kernel's scoring from start to verdict, the scoring session, the reference service, correctness evaluation and comparison, the judge's own clock."""
+"""The judge: one kernel's scoring from start to verdict, the scoring session, the reference service, the judge's own clock."""

@@ -32,7 +32,7 @@ from scorer.checks import static as static_checks
 from scorer.checks.rubric import rubric_findings
 from scorer.checks.catalog import Finding
 from scorer.errors import ScorerBroken, ScorerUserError
-from scorer.judge.evaluate import CorrectnessOutcome
+from scorer.correctness.evaluate import CorrectnessOutcome
 from scorer.judge.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s

@@ -22,14 +22,14 @@ import torch
 from scorer.judge import batch as batch_mod
 from scorer.checks.catalog import Finding
 from scorer.checks.turns import Turns
-from scorer.judge.compare import Rule, compare_outputs
-from scorer.judge.index_ties import settle_ties
+from scorer.correctness.compare import Rule, compare_outputs
+from scorer.correctness.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput
 from scorer.gpu.gate import make_gate
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment, pin_cpu_threads
-from scorer.judge.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
-                                  timed_output_findings, timed_precision_findings)
+from scorer.correctness.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
+                                        timed_output_findings, timed_precision_findings)
 from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
 from scorer.gpu.lock import waited_s
 from scorer.workers.memory import seeds_that_fit, tensor_bytes

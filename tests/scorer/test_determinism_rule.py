@@ -3,8 +3,8 @@ and always rejected when the rerun is wrong."""
 
 import torch
 
-from scorer.judge.compare import Rule
-from scorer.judge.evaluate import ReferenceSet, _extra_trial_findings
+from scorer.correctness.compare import Rule
+from scorer.correctness.evaluate import ReferenceSet, _extra_trial_findings
 
 
 class _Ref:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from scorer.judge.compare import Rule, compare_outputs
-from scorer.judge.index_ties import settle_ties
+from scorer.correctness.compare import Rule, compare_outputs
+from scorer.correctness.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput, load_suite
 from scorer.errors import ScorerUserError
 

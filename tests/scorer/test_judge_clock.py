@@ -7,7 +7,7 @@ import time
 
 import torch
 
-from scorer.judge.compare import Rule
+from scorer.correctness.compare import Rule
 from scorer.judge.clock import BatchClock, clock_findings, reported_ms
 from scorer.workers.memory import choose_seeds, needed_bytes
 from scorer.workers.reference_role import BatchState, batch_findings

@@ -14,7 +14,7 @@ import torch
 
 from scorer.workers import protocol
 from scorer.aggregate import KernelResult, summarize
-from scorer.judge.compare import Rule, compare_outputs, first_difference
+from scorer.correctness.compare import Rule, compare_outputs, first_difference
 from scorer.score import Score, TimingResult
 from scorer.gpu.timing import TimingPlan, capture_clock, median_and_spread, time_forward
 

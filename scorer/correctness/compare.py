@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from scorer.judge.index_ties import settle_ties
+from scorer.correctness.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -19,7 +19,7 @@ class Rule:
     atol: float
     exact: bool
     deterministic: bool = True
-    # Outputs holding indices into an input: compared modulo ties (scorer/judge/index_ties.py).
+    # Outputs holding indices into an input: compared modulo ties (scorer/correctness/index_ties.py).
     index_outputs: tuple[IndexOutput, ...] = ()
 
     def describe(self) -> str:

@@ -14,7 +14,7 @@ import torch
 from scorer.checks import dynamic as dynamic_checks
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import no_pause
-from scorer.judge.compare import Comparison, Rule, compare_outputs, first_difference
+from scorer.correctness.compare import Comparison, Rule, compare_outputs, first_difference
 from scorer.score import CorrectnessResult
 
 
