@@ -2,7 +2,7 @@
 
 Every figure the kernel worker reports (event times, the host clock beside them, the hold's record)
 is read inside a process that runs the kernel's native code, so it can be forged. The judge
-therefore times, with its own `time.perf_counter`, a batch of back-to-back calls (scorer/judge/batch.py)
+therefore times, with its own `time.perf_counter`, a batch of back-to-back calls (scorer/workers/batch.py)
 on fresh inputs, whose every output is read at secret positions before the clock stops. From that
 it subtracts its own round trip to a worker and what drawing the inputs and copying the outputs
 cost (both measured on the trusted reference worker), and divides by the number of calls.

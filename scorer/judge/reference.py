@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorer.judge.batch import MIN_CALLS, batch_calls
+from scorer.workers.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention
 from scorer.gpu.lock import hold_gpu

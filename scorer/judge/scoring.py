@@ -33,7 +33,7 @@ from scorer.checks.rubric import rubric_findings
 from scorer.checks.catalog import Finding
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.correctness.evaluate import CorrectnessOutcome
-from scorer.judge.batch import batch_calls
+from scorer.workers.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.judge.clock import BatchClock, CoreShare, StageCpu, clock_findings, prompt_gil_handoff, window_findings, window_ms

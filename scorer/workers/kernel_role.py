@@ -28,7 +28,7 @@ from scorer.checks import launch_window, native_audit, residency
 from scorer.checks.catalog import Finding
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
-from scorer.judge import batch as batch_mod
+from scorer.workers import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
 from scorer.workers.environment import pin_cpu_threads
@@ -586,7 +586,7 @@ class KernelRole:
         return [Finding("input-mutation", f"forward() changed input(s) {changed} during timed repetition {rep} "
                                           "(its inputs differ from the same seed drawn again)")]
 
-    # --- the judge-clocked batch (scorer/judge/batch.py) -----------------------------------------
+    # --- the judge-clocked batch (scorer/workers/batch.py) -----------------------------------------
     def batch_setup(self, request: KernelBatchSetup, payload: Any) -> tuple[dict[str, Any], Any]:
         with self.turns.scorer_turn("the batch's set-up"):
             return self._batch_setup(request, payload)

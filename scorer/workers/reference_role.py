@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from scorer.judge import batch as batch_mod
+from scorer.workers import batch as batch_mod
 from scorer.checks.catalog import Finding
 from scorer.checks.turns import Turns
 from scorer.correctness.compare import Rule, compare_outputs
