@@ -213,7 +213,7 @@ def _install_interpreter_counts() -> bool:
     interpreted here."""
     if _WRAPPED[0]:
         return True
-    from scorer.workers.interpreter_bf16 import interpreting
+    from scorer.gpu.interpreter_bf16 import interpreting
 
     if not interpreting():
         return False

@@ -32,7 +32,7 @@ from scorer.workers import batch as batch_mod
 from scorer.gpu.gate import locked_gate
 from scorer.workers.device_share import share
 from scorer.workers.environment import pin_cpu_threads
-from scorer.workers import interpreter_bf16
+from scorer.gpu import interpreter_bf16
 from scorer.gpu.lock import waited_s
 from scorer.checks.guard import RuntimeGuard
 from scorer.checks.turns import Turns

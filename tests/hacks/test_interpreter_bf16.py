@@ -1,4 +1,4 @@
-"""bf16 arithmetic in Triton's CPU interpreter (scorer/workers/interpreter_bf16.py).
+"""bf16 arithmetic in Triton's CPU interpreter (scorer/gpu/interpreter_bf16.py).
 
 Each case runs in a fresh interpreter process, so the wrapped interpreter never leaks into other
 tests: once without the emulation (the pinned interpreter's own bf16 maths) and once with it.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.workers.interpreter_bf16 import decode, encode
+from scorer.gpu.interpreter_bf16 import decode, encode
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ _PROGRAM = r'''
 import json, sys
 import torch, triton, triton.language as tl
 if sys.argv[1] == "emulated":
-    from scorer.workers import interpreter_bf16
+    from scorer.gpu import interpreter_bf16
     assert interpreter_bf16.install()
 
 @triton.jit
@@ -91,7 +91,7 @@ _AUTOTUNED = r'''
 import sys
 import torch, triton, triton.language as tl
 if sys.argv[1] == "emulated":
-    from scorer.workers import interpreter_bf16
+    from scorer.gpu import interpreter_bf16
     assert interpreter_bf16.install()
 
 @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
