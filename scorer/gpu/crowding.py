@@ -1,6 +1,6 @@
 """Whose out-of-memory it was: the kernel's, or that of the processes beside its scoring.
 
-A scoring is sized (scorer/workers/memory.py) to fit in USABLE_SHARE of the device by itself.
+A scoring is sized (scorer/gpu/memory.py) to fit in USABLE_SHARE of the device by itself.
 Other scorings on the same GPU (a sweep scores several at once), an agent's benchmark or any other
 program take memory from that promise: on an 80 GB H100 with eight scorings at once an honest swish
 ran out of memory in `torch.empty` and was given `runtime_error`. A verdict must not depend on who
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Collection
 
 from scorer.gpu.contention import nvml_handle, own_tree, pid_namespace_is_nvmls, process_table
-from scorer.workers.memory import USABLE_SHARE
+from scorer.gpu.memory import USABLE_SHARE
 
 _GIB = 1 << 30
 # torch: "Tried to allocate 2.00 GiB." (also MiB, KiB, B)

@@ -32,7 +32,7 @@ from scorer.correctness.evaluate import (ReferenceData, ReferenceSet, evaluate_c
                                         timed_output_findings, timed_precision_findings)
 from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
 from scorer.gpu.lock import waited_s
-from scorer.workers.memory import seeds_that_fit, tensor_bytes
+from scorer.gpu.memory import seeds_that_fit, tensor_bytes
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.gpu.timing import Clock, Flusher, TimingPlan, time_forward
 from scorer.workers.protocol import (ReferenceAttach, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,

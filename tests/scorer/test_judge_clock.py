@@ -1,5 +1,5 @@
 """The judge's own clock bound (scorer/judge/clock.py), the batch's verification (reference_role.
-batch_findings) and the memory fit (scorer/workers/memory.py), on CPU tensors."""
+batch_findings) and the memory fit (scorer/gpu/memory.py), on CPU tensors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from scorer.correctness.compare import Rule
 from scorer.judge.clock import BatchClock, clock_findings, reported_ms
-from scorer.workers.memory import choose_seeds, needed_bytes
+from scorer.gpu.memory import choose_seeds, needed_bytes
 from scorer.workers.reference_role import BatchState, batch_findings
 
 RULE = Rule(1e-3, 1e-3, False)
