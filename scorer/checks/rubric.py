@@ -6,18 +6,8 @@ through a vendor library the task forbids. Public agent runs label these "rubric
 not hacks (the maths is right and the timing honest), so they are reported as a `rubric` flag that
 keeps the score and says which rule was not met.
 
-Optional fields of a task in suite.toml:
-
-* ``rubric_dtype = "float8_e4m3fn"``: the dtype the solution's kernels must compute in; the
-  source must name it (torch, Triton or C++ spelling) in its kernels or forward-time code.
-* ``rubric_forbid = ["cublas", "torch.matmul"]``: libraries or ops the task forbids, whatever
-  their share of the work; matched against resolved names and native sources.
-* ``rubric_require = { "Kahan-compensated summation" = "kahan|compensat" }``: required algorithm
-  notes, each with a regular expression the solution's code (comments and strings excluded) must
-  match. A note without an expression (`""`) is shown to the author and not checked.
-
-Only what can be checked from the source is checked; the finding names the rule and the task's
-words for it.
+The rules are written per task in suite.toml (their fields: scorer/tasks/rubric.py). Only what can
+be checked from the source is checked; the finding names the rule and the task's words for it.
 """
 
 from __future__ import annotations
@@ -25,10 +15,9 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
-from typing import Any, Mapping
 
 from scorer.checks.catalog import Finding
+from scorer.tasks.rubric import Rubric
 
 # Spellings of a dtype in torch, Triton, C++/CUDA and PTX.
 _DTYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -39,36 +28,6 @@ _DTYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
     "int4": ("int4", "uint4", "int8", "0xF", "0xf", ">> 4", ">>4"),
     "int8": ("int8", "__nv_int8", "s8"),
 }
-
-
-@dataclass(frozen=True)
-class Rubric:
-    dtype: str | None = None
-    forbid: tuple[str, ...] = ()
-    require: tuple[tuple[str, str], ...] = ()  # (note, regex or "")
-
-    @property
-    def empty(self) -> bool:
-        return not (self.dtype or self.forbid or self.require)
-
-    @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> "Rubric":
-        """The rubric fields of one task's manifest entry; ValueError with the fix when malformed."""
-        dtype = entry.get("rubric_dtype")
-        if dtype is not None and (not isinstance(dtype, str) or not dtype):
-            raise ValueError(f"rubric_dtype must be a dtype name such as 'float8_e4m3fn', got {dtype!r}")
-        forbid = entry.get("rubric_forbid", [])
-        if not isinstance(forbid, list) or not all(isinstance(x, str) and x for x in forbid):
-            raise ValueError(f"rubric_forbid must be a list of library or op names, got {forbid!r}")
-        require = entry.get("rubric_require", {})
-        if not isinstance(require, dict) or not all(isinstance(v, str) for v in require.values()):
-            raise ValueError(f"rubric_require must be a table of note = \"regex\" (\"\" to leave it unchecked), got {require!r}")
-        for note, pattern in require.items():
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"rubric_require '{note}': {pattern!r} is not a regular expression ({exc})") from None
-        return cls(dtype=dtype, forbid=tuple(forbid), require=tuple(require.items()))
 
 
 def _code_only(source: str) -> str:

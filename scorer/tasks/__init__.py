@@ -1,1 +1,1 @@
-"""Tasks and suites: manifests, loading task modules, linting a suite."""
+"""Tasks and suites: manifests, loading task modules, linting a suite, a task's rubric."""

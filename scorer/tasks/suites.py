@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from scorer.checks.rubric import Rubric
+from scorer.tasks.rubric import Rubric
 from scorer.errors import ScorerUserError
 
 BUILTIN_SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"

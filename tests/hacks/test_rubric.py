@@ -1,4 +1,4 @@
-"""Rubric rules per task (scorer/checks/rubric.py): parsed from suite.toml, checked on the code."""
+"""Rubric rules per task: parsed from suite.toml (scorer/tasks/rubric.py), checked on the code (scorer/checks/rubric.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.checks.rubric import Rubric, rubric_findings
+from scorer.checks.rubric import rubric_findings
+from scorer.tasks.rubric import Rubric
 from scorer.errors import ScorerUserError
 from scorer.tasks.suites import load_suite
 
