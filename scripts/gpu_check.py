@@ -53,6 +53,7 @@ from scorer.options import ScoreOptions  # noqa: E402
 from scorer.checks.dynamic import _NO_CONTRACTION_CATEGORIES  # noqa: E402
 from scorer.tasks.suites import Suite, Task, load_suite  # noqa: E402
 from tests.hacks.gpu_corpus import clip  # noqa: E402
+from scripts.gpu_results import commit_here, real_selected, record_from_run, validate  # noqa: E402
 
 # Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
 # ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
@@ -319,6 +320,9 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                      f"{summary.mean_speedup or 0:.3f} x median {summary.median_speedup or 0:.3f} x pass@1 {summary.pass_rate:.3f}; "
                      f"geomean {summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
     every = [r for suite_rows in rows.values() for r in suite_rows]
+    (out / f"suites_summary{tag}.json").write_text(json.dumps(  # the record's figures (scripts/gpu_results.py)
+        {"passed": sum(r["verdict"] == "passed" for r in every), "total": len(jobs),
+         "seconds": round(pool_wall, 1), "workers": workers}))
     ratios = sorted(r["judge_bound_ms"] / r["kernel_ms"] for r in every if r.get("judge_bound_ms") and r.get("kernel_ms"))
     if ratios:
         lines.append(f"  judge bound / reported median over the {len(ratios)} bounded: min {ratios[0]:.2f} median "
@@ -535,6 +539,7 @@ def main() -> None:
     peaks = dict(DEFAULT_PEAKS)
     report: list[str] = [_fork_preflight(args.device)]
     print(report[0], flush=True)
+    parts_seconds: dict[str, float] = {}
     for part in args.parts.split(","):
         t0 = time.perf_counter()
         try:
@@ -586,11 +591,27 @@ def main() -> None:
 
             (args.out / f"{part}_error.txt").write_text(traceback.format_exc())
             lines = [f"{part}: FAILED {type(exc).__name__}: {exc}"]
-        lines.append(f"  ({part} took {time.perf_counter() - t0:.0f} s)")
+        parts_seconds[part] = time.perf_counter() - t0
+        lines.append(f"  ({part} took {parts_seconds[part]:.0f} s)")
         report.extend(lines)
         (args.out / "summary.txt").write_text("\n".join(report) + "\n")
         print("\n".join(lines), flush=True)
+    report.append(_write_record(args.out, args.device, args.only, parts_seconds))
     print("\n==== SUMMARY ====\n" + "\n".join(report))
+
+
+def _write_record(out: Path, device: str, real_only: str, parts_seconds: dict[str, float]) -> str:
+    """$OUT/gpu_latest.json from the parts' files, to commit as docs/results/gpu_latest.json."""
+    if device == "cuda":
+        import torch
+
+        device = torch.cuda.get_device_name(0)
+    record = record_from_run(out, commit=commit_here(), device=device,
+                             date=time.strftime("%Y-%m-%d", time.gmtime()),
+                             real_total=real_selected(real_only), parts_seconds=parts_seconds)
+    (out / "gpu_latest.json").write_text(json.dumps(record, indent=1) + "\n")
+    errors = validate(record)
+    return f"record: {out / 'gpu_latest.json'} " + (f"INVALID: {'; '.join(errors)}" if errors else "(valid)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine: install the carried wheels (no network there), then run every
 # GPU check and benchmark (scripts/gpu_check.py). Usage: bash scripts/gpu_check.sh [--parts ...]
+# The run's record, $OUT/gpu_latest.json, names KA_COMMIT=<hash> where the device's copy has no .git.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/gpu_check}"
