@@ -195,12 +195,22 @@ def record_from_run(out: Path, *, commit: str, device: str, date: str, real_tota
 
 
 # --- the table --------------------------------------------------------------------------------------
+def _title(first_line: str, name: str) -> str:
+    """A log's title without its date and the session it names (this page describes the present;
+    the logs keep their history): its file name where a session is named inside the title."""
+    title = re.sub(r"^\d{4}-\d{2}-\d{2}(/\d{2})?[,:]?\s*", "", first_line.lstrip("# ").strip())
+    title = re.sub(r"^\(?session \d+\)?(\s*\([^)]*\))?\s*[:,]?\s*", "", title, flags=re.IGNORECASE)
+    if not title or re.search(r"session \d", title, re.IGNORECASE):
+        return f"`{name}`"
+    return title[0].upper() + title[1:]
+
+
 def dated_logs(results: Path = RESULTS) -> list[tuple[str, str]]:
     """(file name, title) of each dated log, newest first."""
     logs = []
     for path in sorted(results.glob("20*.md"), reverse=True):
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
-        logs.append((path.name, first.lstrip("# ").strip() or path.stem))
+        logs.append((path.name, _title(first, path.name)))
     return logs
 
 
