@@ -271,8 +271,8 @@ async def test_claude_code_cost_matches_the_clis_own(tmp_path: Path, monkeypatch
     assert after == pytest.approx(cli_cost, rel=0.01), (after, cli_cost)
     assert before > after * 1.2
     block = (f"{COST_BEGIN}\n| priced as | dollars |\n|---|---|\n"
-             f"| every input token at the full input rate (before) | ${before:.4f} |\n"
-             f"| cache reads and writes at their own rates (now) | ${after:.4f} |\n"
+             f"| every input token at the full input rate | ${before:.4f} |\n"
+             f"| cache reads and writes at their own rates (KernelArena's price) | ${after:.4f} |\n"
              f"| Claude Code's own `total_cost_usd` | ${cli_cost:.4f} |\n"
              f"\n{end['input_tokens']:,} input tokens ({end['cache_read_tokens']:,} cache reads, "
              f"{end['cache_write_tokens']:,} cache writes), {end['output_tokens']:,} output tokens, three turns.\n{COST_END}")
