@@ -9,13 +9,13 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from scorer.gpu.lock import LOCK_DIR_ENV, GpuLock, hold_gpu, lock_path, waited_s
 
 from tests.scorer.conftest import fast_options, timing_elsewhere
+from tests.shared.waiting import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -97,22 +97,15 @@ def _queued(key: str, suffix: str = ".lock") -> int:
     return sum(1 for line in lines if line.split()[1:2] == ["->"] and line.split()[6] == file_id)
 
 
-def _until(condition: Callable[[], bool], what: str, timeout_s: float = 10) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting: {what}"
-        time.sleep(0.005)
-
-
 def test_a_waiting_timer_goes_before_shared_requests_that_come_after_it() -> None:
     events: list[str] = []
     first = _Holder(events, "reader-1", shared=True)
     assert first.inside.wait(10)
     timer = _Holder(events, "timer", shared=False)
-    _until(lambda: _queued("GPU-q") == 1, "the timer waits for reader-1")
+    wait_until(lambda: _queued("GPU-q") == 1, 10, "the timer to queue behind reader-1")
     late = _Holder(events, "reader-2", shared=True)
     # It could join reader-1 at once, but queues behind the announced timer.
-    _until(lambda: _queued("GPU-q", ".timers") == 1, "reader-2 queues")
+    wait_until(lambda: _queued("GPU-q", ".timers") == 1, 10, "reader-2 to queue")
     assert not late.inside.is_set()
     first.let_go()
     assert timer.inside.wait(10)
@@ -129,14 +122,14 @@ def test_timers_go_first_while_any_timer_waits() -> None:
     first = _Holder(events, "reader-1", shared=True)
     assert first.inside.wait(10)
     timers = [_Holder(events, "timer-1", shared=False)]
-    _until(lambda: _queued("GPU-q") == 1, "timer-1 waits for reader-1")
+    wait_until(lambda: _queued("GPU-q") == 1, 10, "timer-1 to queue behind reader-1")
     late = _Holder(events, "reader-2", shared=True)
-    _until(lambda: _queued("GPU-q", ".timers") == 1, "reader-2 queues behind timer-1")
+    wait_until(lambda: _queued("GPU-q", ".timers") == 1, 10, "reader-2 to queue behind timer-1")
     timers.append(_Holder(events, "timer-2", shared=False))
-    _until(lambda: _queued("GPU-q") == 2, "timer-2 waits too")
+    wait_until(lambda: _queued("GPU-q") == 2, 10, "timer-2 to queue too")
     first.let_go()
     while timers:
-        _until(lambda: any(t.inside.is_set() for t in timers), "a timer gets the lock")
+        wait_until(lambda: any(t.inside.is_set() for t in timers), 10, "a timer to get the lock")
         inside = next(t for t in timers if t.inside.is_set())
         assert not late.inside.is_set()
         inside.let_go()
@@ -156,12 +149,12 @@ def test_a_shared_holder_lets_a_waiting_timer_in_between_pieces() -> None:
         assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is False and not synced
         events: list[str] = []
         timer = _in_thread(events, "timer", False, 0.2)
-        _until(lock.timer_waiting, "the timer announces itself")
+        wait_until(lock.timer_waiting, 10, "the timer to announce itself")
         assert lock.yield_to_timer(lambda: synced.append(time.monotonic())) is True
         timer.join(10)
         # Synchronized before it let go, and held again only once the timer was done.
         assert len(synced) == 1 and events == ["timer in", "timer out"] and lock.held
-        assert not _exclusive_within("GPU-q", 0.3)
+        assert _timer_kept_out("GPU-q")
     finally:
         lock.close()
 
@@ -177,9 +170,9 @@ def test_a_holder_whose_device_cannot_synchronize_keeps_the_lock() -> None:
     try:
         events: list[str] = []
         timer = _in_thread(events, "timer", False, 0.05)
-        _until(lock.timer_waiting, "the timer announces itself")
+        wait_until(lock.timer_waiting, 10, "the timer to announce itself")
         assert lock.yield_to_timer(faulted) is False and lock.held
-        _until(lambda: _queued("GPU-q") == 1, "the timer waits for the lock")
+        wait_until(lambda: _queued("GPU-q") == 1, 10, "the timer to queue for the lock")
         assert events == []
     finally:
         lock.close()
@@ -205,7 +198,7 @@ def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeyp
     def timer() -> None:
         # Once the workers are up, the first holder of the lock is the kernel's correctness run;
         # the timer asks as soon as that run holds it, with the whole run still ahead.
-        _until(lambda: not _free(key), "the correctness run takes the lock", timeout_s=120)
+        wait_until(lambda: not _free(key), 120, "the correctness run to take the lock")
         asked = time.monotonic()
         with hold_gpu(key):
             waited.append(time.monotonic() - asked)
@@ -258,16 +251,24 @@ def test_acquire_and_release_are_idempotent() -> None:
     assert _free("GPU-i")
 
 
-def _exclusive_within(key: str, seconds: float) -> bool:
+def _timer_asks(key: str) -> threading.Event:
+    """A timer thread that asks for the key's lock now; the event is set once it has it."""
     got = threading.Event()
 
     def take() -> None:
         with hold_gpu(key):
             got.set()
 
-    t = threading.Thread(target=take, daemon=True)
-    t.start()
-    return got.wait(seconds)
+    threading.Thread(target=take, daemon=True).start()
+    return got
+
+
+def _timer_kept_out(key: str) -> bool:
+    """True once a timer that asks for the key's lock is known to wait for it (its request blocked
+    in /proc/locks) without having got in."""
+    got = _timer_asks(key)
+    wait_until(lambda: got.is_set() or _queued(key) >= 1, 10, "the timer to get the lock or queue for it")
+    return not got.is_set()
 
 
 def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after() -> None:
@@ -287,7 +288,7 @@ def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after()
     try:
         with shared_gpu_work("GPU-c") as lock:
             assert lock is not None and lock.held
-            assert not _exclusive_within("GPU-c", 0.3), "a timer got in while the worker ran GPU work"
+            assert _timer_kept_out("GPU-c"), "a timer got in while the worker ran GPU work"
             # The timer thread above is still queued: it goes as soon as the compile begins.
             assert knobs.runtime.jit_cache_hook(key="k") is False and seen == ["earlier"]
             assert not lock.held
@@ -295,7 +296,7 @@ def test_the_shared_side_is_let_go_while_triton_compiles_and_taken_again_after()
                 knobs.runtime.jit_post_compile_hook(key="k")  # waits for that timing to end
                 assert time.monotonic() >= released_at - 0.05 and lock.held
         assert knobs.runtime.jit_cache_hook is earlier_hook and knobs.runtime.jit_post_compile_hook is None
-        assert _exclusive_within("GPU-c", 5)
+        assert _timer_asks("GPU-c").wait(5)
     finally:
         knobs.runtime.jit_cache_hook = None
 
@@ -358,7 +359,7 @@ def test_the_lock_trace_says_where_the_gpu_time_went(tmp_path: Path, monkeypatch
     reader = _Holder(events, "reader", shared=True)
     assert reader.inside.wait(10)
     timer = _Holder(events, "timer", shared=False)
-    _until(lambda: _queued("GPU-q") == 1, "the timer queues behind the reader")
+    wait_until(lambda: _queued("GPU-q") == 1, 10, "the timer to queue behind the reader")
     time.sleep(0.6)
     reader.let_go()
     assert timer.inside.wait(10)
