@@ -6,10 +6,18 @@ a `flag` pattern keeps the score but marks it for audit.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 Severity = Literal["reject", "flag"]
+# Who establishes the facts a pattern is judged on (docs/SCORER.md, "Who establishes each fact"):
+# `judge`: the judge or the reference worker, from data they check themselves (outputs compared
+# outside the kernel's process, the judge's clock, the protocol's counts and commitments);
+# `outside`: read from outside the kernel's process (/proc in the host's namespace);
+# `static`: the source, before anything of it runs;
+# `in-process`: scorer code beside the kernel, bound before it loads; it raises an attack's cost
+# and is never the only layer where another can serve.
+Layer = Literal["judge", "outside", "static", "in-process"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class Pattern:
     checks: tuple[Literal["static", "dynamic"], ...]
     description: str
     detection: str
+    layers: tuple[Layer, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -108,9 +117,25 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("harness-introspection", "integrity", "reject", ("static", "dynamic"),
             "Walks frames, gc, sys.modules or inspect, opens files, or uses ctypes/sockets to reach the "
             "reference, the scorer or its result channel.",
-            "Static: frame/gc/inspect/importlib/ctypes/fd/file/exec access and scorer imports; ptrace, "
+            "Static: file access, scorer and relative imports, torch's mode-stack switches (the interpreter's "
+            "machinery, frames, gc, ctypes and descriptors are obfuscated-code's); ptrace, "
             "process_vm_writev, /proc/<pid>/mem or PR_SET_DUMPABLE in native sources. Runtime: an audit "
             "hook records such events when kernel.py's own code (directly or via the standard library) raised them."),
+    Pattern("obfuscated-code", "integrity", "reject", ("static",),
+            "kernel.py hides what it does from a reader or a checker: attributes reached by computed names, the "
+            "interpreter's tables and hooks (module table, frames, gc, builtins, trace hooks), code built from "
+            "strings, ctypes, descriptor plumbing, or a module it planted for itself.",
+            "Static, everywhere in kernel.py: getattr/setattr/delattr/hasattr with a name that is not a string "
+            "literal; __dict__ (bar self's), vars/globals/locals, __import__, exec/eval/compile; sys.modules, "
+            "sys._getframe, settrace/setprofile/monitoring; frame, code, generator and class internals (f_back, "
+            "gi_frame, __code__, __globals__, __subclasses__, ...); imports of gc, inspect, importlib, builtins, "
+            "ctypes, cffi, marshal, pickle, atexit, signal, fcntl, select, mmap, resource, socket; types."
+            "FunctionType/CodeType; os descriptor calls (dup, dup2, pipe, open, write, close, setsid, _exit); an "
+            "import that is neither the standard library nor installed; writing a .py/.so file. In load_inline "
+            "sources: the C API reaching the interpreter (PyImport_, PySys_, PyFrame, PyEval_SetTrace, "
+            "PyObject_GetAttr, py::module_::import) and libc dup/pipe/fork/syscall/exec. Each finding names the "
+            "construct, its line and the fix. Threads and processes stay thread-injection's, native "
+            "dlsym/mprotect/ptrace timer-patching's and harness-introspection's."),
     Pattern("try-fallback", "shortcut", "reject", ("static",),
             "A try/except that falls back to the reference or a library op when the kernel fails.",
             "AST: an except handler or finally block, in forward-time code, that calls a denied compute op or "
@@ -144,12 +169,47 @@ PATTERNS: tuple[Pattern, ...] = (
             "Near-constant outputs, so a constant kernel would pass.",
             "The suite linter refuses such tasks; the scorer flags a kernel whose outputs are identical across "
             "different inputs or constant across their elements."),
+    Pattern("protocol-violation", "integrity", "reject", ("dynamic",),
+            "The kernel's process speaks for the scorer: it answers, scrubs or skips the worker's messages, "
+            "forges counts or times, or swaps the channel to the judge.",
+            "Judge: every message of the kernel's worker is parsed into a typed, versioned reply with the "
+            "counts the judge decided (trials, repetitions, batch rows) and finite non-negative figures; each "
+            "timed repetition commits to a digest of its outputs before the judge reveals whether it is kept, "
+            "and the reference worker checks the digest of the kept ones. Outside: after every message the "
+            "judge reads the worker's descriptors from /proc; the channel must still be the judge's two pipes, "
+            "at their numbers, held by no other descriptor or process."),
     Pattern("impossible-speed", "timing", "flag", ("dynamic",),
             "Faster than the roofline floor computed from the task's FLOPs and bytes.",
             "Kernel time below 0.8 x max(bytes / peak bandwidth, FLOPs / peak tensor FLOP/s) for the device "
             "(H200, H100, A100, L40S, MI300X tables; CPU skipped): kept, flagged for audit."),
 )
 
+_LAYERS: dict[str, tuple[Layer, ...]] = {
+    "stream-injection": ("in-process", "static"),
+    "thread-injection": ("in-process", "static"),
+    "lazy-evaluation": ("in-process",),
+    "timer-patching": ("judge", "outside", "in-process", "static"),
+    "identity-kernel": ("judge",),
+    "noop-kernel": ("judge",),
+    "stale-memory-reuse": ("judge",),
+    "shared-memory-overflow": ("judge",),
+    "precision-downgrade": ("judge", "static"),
+    "caching-memoization": ("judge",),
+    "baseline-library-call": ("in-process", "static"),
+    "input-mutation": ("in-process",),
+    "harness-introspection": ("in-process", "static"),
+    "try-fallback": ("static",),
+    "ghost-kernel": ("in-process",),
+    "shape-specialization": ("judge",),
+    "input-sniffing": ("judge", "static"),
+    "cache-residency": ("in-process", "static"),
+    "rubric": ("judge", "static"),
+    "degenerate-output": ("judge",),
+    "impossible-speed": ("judge",),
+    "protocol-violation": ("judge", "outside"),
+    "obfuscated-code": ("static",),
+}
+PATTERNS = tuple(replace(p, layers=p.layers or _LAYERS.get(p.id, ())) for p in PATTERNS)
 PATTERN_IDS: frozenset[str] = frozenset(p.id for p in PATTERNS)
 
 

@@ -3,8 +3,9 @@
 The kernel's worker is the kernel's process: whatever it holds, the kernel can read (its frames,
 its heap). So the timed repetitions' seeds are not sent with the `time` request; the worker asks
 for each repetition's seed as that repetition starts, and learns whether a repetition's output is
-kept for checking only after the repetition returned. A kernel that reads ahead finds nothing to
-read, and one that keeps honest work for checked repetitions cannot tell which those are.
+kept for checking only after the repetition returned and the worker committed to its outputs (a
+digest in the step). A kernel that reads ahead finds nothing to read, and one that keeps honest
+work for checked repetitions cannot tell which those are, nor compute a kept one after being told.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class RepFeed:
         # repetition k returned, so the gaps are the repetitions as the judge saw them
         # (scorer/judge/clock.py, the window check).
         self.stamps: list[float] = []
+        # What each repetition's outputs hashed to, sent before the judge said whether it is kept.
+        self.digests: dict[int, str] = {}
 
     @property
     def finished(self) -> bool:
@@ -47,6 +50,8 @@ class RepFeed:
         if self.timer_pid is not None:
             self.delays.append(run_delay_ms(self.timer_pid))
         self.done = step.done
+        if step.digest is not None:
+            self.digests[step.done] = step.digest
         following = step.done + 1
         seed = self.rep_seeds[following] if following < len(self.rep_seeds) else None
         return TimedNext(keep=step.done in self.keep, seed=seed).header()

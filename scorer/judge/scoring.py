@@ -47,7 +47,10 @@ from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
 from scorer.workers import wall
+from scorer.workers import replies
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
+from scorer.workers.protocol import ProtocolViolation
+from scorer.judge import outside
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
@@ -67,15 +70,19 @@ class StageFailure(Exception):
         self.error = error
 
 
+class ProtocolBroken(StageFailure):
+    """The kernel's process broke the protocol (a reply that does not parse, counts the judge did
+    not ask for, a broken commitment, a moved channel): `protocol-violation`, never a default."""
+
+    def __init__(self, stage: str, why: str) -> None:
+        super().__init__("hack_detected", f"protocol-violation: {stage}: {why}")
+        self.finding = Finding("protocol-violation", f"{stage}: {why}"[:4000])
+
+
 @dataclass
 class Source:
     text: str
     sha256: str
-
-
-def _floats(header: dict[str, Any], key: str) -> list[float] | None:
-    """An optional list of times from an untrusted reply header (None where the worker gave none)."""
-    return [float(t) for t in header[key]] if header.get(key) is not None else None
 
 
 def resolve_device(requested: str, task: Task, suite: Suite) -> torch.device:
@@ -114,6 +121,8 @@ def _worker_text(exc: WorkerFailure, worker: WorkerProcess) -> str:
 
 
 def _failure_from_worker(exc: WorkerFailure, worker: WorkerProcess, stage: str) -> StageFailure:
+    if exc.kind == "protocol" and worker.role == "kernel":
+        return ProtocolBroken(stage, exc.message)
     if exc.kind == "timeout":
         return StageFailure("timeout", f"{stage}: {_worker_text(exc, worker)}")
     return StageFailure("runtime_error", f"{stage}: {_worker_text(exc, worker)}")
@@ -130,11 +139,12 @@ def _failure_from_reply(header: dict[str, Any], stage: str) -> StageFailure:
 
 @contextmanager
 def _untrusted_reply(stage: str) -> Iterator[None]:
-    """The kernel's process could forge a well-framed but ill-formed reply: that is its failure."""
+    """What the kernel's process sent that does not parse as the protocol's typed reply is its
+    violation of the protocol (scorer/workers/replies.py)."""
     try:
         yield
-    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
-        raise StageFailure("runtime_error", f"{stage}: the kernel worker sent a malformed reply ({type(exc).__name__}: {exc})") from None
+    except ProtocolViolation as exc:
+        raise ProtocolBroken(stage, str(exc)) from None
 
 
 def _deny_same_user_access() -> None:
@@ -162,15 +172,10 @@ def _private_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _shipped(reply: Frame) -> tuple[dict[str, Any] | None, Any]:
+def _shipped(shared: dict[str, Any] | None, reply: Frame) -> tuple[dict[str, Any] | None, Any]:
     """What the kernel worker shipped for the reference worker, passed on as it came: CUDA IPC
     descriptors (the reference worker validates them), or the payload the judge already read."""
-    shared = reply.header.get("shared")
-    if shared is not None:
-        if not isinstance(shared, dict):
-            raise StageFailure("runtime_error", "the kernel worker sent a malformed reply (shared outputs)")
-        return shared, None
-    return None, reply.payload
+    return (shared, None) if shared is not None else (None, reply.payload)
 
 
 def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> WorkerProcess:
@@ -208,6 +213,7 @@ class Judge:
         # workers of its next scorings then).
         self.after_start: Callable[[], None] | None = None
         self._native: NativeWatch | None = None
+        self._channel: outside.ChannelWatch | None = None
         self._memory_note = ""
         self._gpu_key: str | None = None
         self._scoring_pids: tuple[int, ...] = ()  # this scoring's kernel and reference workers
@@ -231,6 +237,8 @@ class Judge:
             # The crash decides the verdict (it scores 0 either way); findings recorded before it
             # stay in score.hacks as evidence for the audit.
             score.verdict, score.error = fail.verdict, fail.error
+            if isinstance(fail, ProtocolBroken):
+                self._record(score, [fail.finding])
         if score.verdict == "passed":
             self._apply_findings_verdict(score)
         # Inside the stages above: where concurrent scorings queue for the GPU.
@@ -373,25 +381,27 @@ class Judge:
 
     # --- kernel worker ----------------------------------------------------------------------
     def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,
-             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Any:
+             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Frame:
+        """One request to the kernel's worker. Its reply is the kernel's process speaking: an error
+        reply is parsed here, a success reply by the caller into its typed form."""
+        watch = self._channel.violation if self._channel is not None else None
         with self._stage(stage):
             try:
-                reply = worker.request(request.header(), payload, timeout_s, answer)
+                reply = worker.request(request.header(), payload, timeout_s, answer, watch)
             except WorkerFailure as exc:
                 raise _failure_from_worker(exc, worker, stage) from None
-        if not reply.header.get("ok"):
-            fail = _failure_from_reply(reply.header, stage)
-            self._blame_memory(fail.error)
-            fail.error += self._memory_note
-            raise fail
-        self._note_worker_time(stage, reply.header)
+        with _untrusted_reply(stage):
+            if reply.header.get("ok") is not True:
+                error = replies.ErrorReply.parse(reply.header)
+                fail = _failure_from_reply({"kind": error.kind, "error": error.error}, stage)
+                self._blame_memory(fail.error)
+                fail.error += self._memory_note
+                raise fail
+            seconds = replies.worker_seconds(reply.header)
+        if seconds is not None and stage != "kernel_spawn":
+            # Time inside the worker's handler; the rest of a stage is spawn/transfer overhead.
+            self.durations[f"{stage}_worker"] = round(seconds, 4)
         return reply
-
-    def _note_worker_time(self, stage: str, header: dict[str, Any]) -> None:
-        """Time spent inside the worker's handler; the rest of a stage is spawn/transfer overhead."""
-        worker_s = header.get("worker_s")
-        if isinstance(worker_s, (int, float)) and stage != "kernel_spawn":
-            self.durations[f"{stage}_worker"] = round(float(worker_s), 4)
 
     def _check_wall(self, worker: WorkerProcess, score: Score) -> None:
         """The kernel worker's walls, read from outside while nothing of the kernel runs yet."""
@@ -400,7 +410,8 @@ class Judge:
             score.isolation = {"walls": {}, "complete": False, "missing": list(wall.WALLS),
                                "error": f"turned off ({wall.ENV_SWITCH}=0)"}
         else:
-            score.isolation = wall.inspect(wall.walled_pid(worker.proc.pid), tempfile.gettempdir())
+            score.isolation = wall.inspect(wall.walled_pid(worker.proc.pid), tempfile.gettempdir(),
+                                           worker.fd_allowance())
         if score.isolation["complete"]:
             return
         line = (f"the kernel's process is not fully walled in on this host (missing: "
@@ -424,15 +435,23 @@ class Judge:
         # Read by the judge while the worker is still trusted (kernel.py not imported yet).
         assert worker.proc is not None
         pid = wall.walled_pid(worker.proc.pid)
-        fingerprint = reply.header.get("timers") if isinstance(reply.header.get("timers"), dict) else {}
+        with _untrusted_reply("kernel_setup"):
+            fingerprint = replies.SetupReply.parse(reply.header).timers
         self._native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
+        self._channel = outside.ChannelWatch(pid, (worker.to_child, worker.from_child))
+        self._channel.arm()
 
     def _load(self, worker: WorkerProcess, score: Score) -> None:
         kernel_copy = worker.dirs.workdir / "kernel.py"
         shutil.copyfile(self.kernel_path, kernel_copy)
         reply = self._ask(worker, "load", KernelLoad(str(kernel_copy)), None, self.options.load_s)
+        if wall.enabled() and worker.proc is not None:
+            # Again once the kernel has run: everything it holds came through its own wall.
+            wall.record_descriptors(score.isolation, wall.fd_report(wall.walled_pid(worker.proc.pid),
+                                                                    worker.fd_allowance(), loaded=True))
         with _untrusted_reply("load"):
-            self._record(score, [Finding(**f) for f in reply.header.get("findings", [])])
+            self._record(score, replies.LoadReply.parse(reply.header).findings)
+        score.isolation["channel"] = "watched" if self._channel is not None and self._channel.readable else "unverified"
 
     def _native_findings(self) -> list[Finding]:
         """What native code in the kernel's process changed in the clock's callables, and which
@@ -452,13 +471,15 @@ class Judge:
                                          for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
                                     gpu_lock=ref.gpu_key())
         reply = self._ask(worker, "correctness", request, None, self.options.correctness_s)
-        with self._stage("checks"), _untrusted_reply("correctness"):
-            calls = list(reply.header.get("calls", []))
-            for call in calls:
-                self._blame_memory(str(call.get("error") or ""))
-            if isinstance(reply.header.get("gpu_lock_wait_s"), (int, float)):
-                self.durations["correctness_gpu_lock_wait_worker"] = float(reply.header["gpu_lock_wait_s"])
-            shipped, payload = _shipped(reply)
+        with _untrusted_reply("correctness"):
+            parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
+                                                                                             len(plan.alt_shapes)))
+        with self._stage("checks"):
+            calls = [c.to_dict() for c in parsed.calls]
+            for call in parsed.calls:
+                self._blame_memory(call.error or "")
+            self.durations["correctness_gpu_lock_wait_worker"] = parsed.gpu_lock_wait_s
+            shipped, payload = _shipped(parsed.shared, reply)
             # The reference worker takes the lock itself, as the kernel's did for its trials.
             compare = ReferenceCompare(calls=calls, alt_shapes=[a["overrides"] for a in plan.alt_shapes],
                                        gpu_lock=ref.gpu_key(), shared=shipped)
@@ -472,11 +493,10 @@ class Judge:
                 # The kernel worker's own findings stand: what made the outputs unreadable may be one.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h['unreadable']}",
-                                          [Finding(**f) for c in calls for f in c.get("findings", [])]
-                                          + [Finding(**f) for f in reply.header.get("findings", [])])
+                                          [f for c in parsed.calls for f in c.findings] + parsed.findings)
             outcome = CorrectnessOutcome.from_dict(h["outcome"])
-            outcome.findings += [Finding(**f) for f in reply.header.get("findings", [])]
-            digests = list(reply.header.get("input_digests", []))
+            outcome.findings += parsed.findings
+            digests = parsed.input_digests
             if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
                 outcome.failure += ("\n(the kernel worker drew other inputs than the reference worker from the same seeds: "
                                     "the task's get_inputs() is not reproducible under torch.manual_seed, or the kernel "
@@ -503,19 +523,17 @@ class Judge:
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(plan.rep_seeds)}")
-        h = reply.header
         with _untrusted_reply("timing"):
-            findings = [Finding(**f) for f in h.get("findings", [])]
-            shipped, payload = _shipped(reply)
-            with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
-                checked = ref.request("compare_timed", ReferenceCompareTimed(shipped), payload).header
-            findings += [Finding(**f) for f in checked.get("findings", [])]
-            times = [float(t) for t in h["times_ms"]]
-            host = [float(t) for t in h["host_times_ms"]]
-            return TimingFigures(str(h["timer"]), times, host, _floats(h, "event_times_ms"), findings,
-                                 _floats(h, "drain_ms"), _floats(h, "idle_drain_ms"), str(h.get("gate", "")),
-                                 _floats(h, "gate_ms"), feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
-                                 availability=availability, launch_window=_window_counts(h.get("launch_window")))
+            h = replies.TimeReply.parse(reply.header, len(plan.rep_seeds), self.device.type == "cuda")
+        findings = list(h.findings)
+        shipped, payload = _shipped(h.shared, reply)
+        with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
+            committed = {f"rep-{k}": feed.digests[k] for k in sorted(feed.keep)}
+            checked = ref.request("compare_timed", ReferenceCompareTimed(committed, shipped), payload).header
+        findings += [Finding(**f) for f in checked.get("findings", [])]
+        return TimingFigures(h.timer, h.times_ms, h.host_times_ms, h.event_times_ms, findings, h.drain_ms,
+                             h.idle_drain_ms, h.gate, h.gate_ms, feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
+                             availability=availability, launch_window=h.launch_window)
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
@@ -580,7 +598,7 @@ class Judge:
             reply = self._ask(worker, "batch_setup", KernelBatchSetup(calls=calls, warm_seed=plan.warm_seed,
                                                                       output_specs=prepared.output_specs),
                               None, self.options.timing_s)
-            shipped, _ = _shipped(reply)
+            shipped = replies.BatchSetupReply.parse(reply.header).shared
             if shipped:
                 ref.request("batch_attach", ReferenceAttach(shipped))
             # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
@@ -593,16 +611,18 @@ class Judge:
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
             host_copy_ms = (time.perf_counter() - t0) * 1e3 if on_cpu else None
             availability = core_share.share() if core_share is not None else None
-            sampled = ref.request("batch_sample", ReferenceSample(), reply.payload).header
+            sampled = ref.request("batch_sample", ReferenceSample(calls), reply.payload).header
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
+            if sampled.get("violation"):
+                raise ProtocolBroken("judge-timed batch", str(sampled["violation"]))
             if sampled.get("error"):
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
             with hold_gpu(ref.gpu_key(), shared=True):
                 verdict = ref.request("batch_verify", ReferenceVerifyBatch()).header
             # The kernel worker's own checks of the batch's calls (the library-call monitor's), then
             # the reference worker's of its outputs; read once the judge's clock has stopped.
-            findings = [Finding(**f) for f in reply.header.get("findings", [])]
+            findings = replies.BatchReply.parse(reply.header).findings
             findings += [Finding(**f) for f in verdict.get("findings", [])]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability), findings
@@ -649,10 +669,3 @@ def score_kernel(suite: Suite, task_id: str, kernel_path: Path, *, device: str =
     requested = device if device != "auto" else options.device
     return Judge(suite, task, Path(kernel_path), resolve_device(requested, task, suite), options).run()
 
-
-def _window_counts(value: Any) -> dict[str, int]:
-    """The kernel worker's count of its timed Triton launches in and out of the launch window: its
-    own report (diagnostic, judged nowhere), kept only in its expected shape."""
-    if not isinstance(value, dict):
-        return {}
-    return {k: int(v) for k, v in value.items() if k in ("open", "watched") and isinstance(v, int) and 0 <= v < 1 << 40}

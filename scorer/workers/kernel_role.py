@@ -30,6 +30,7 @@ from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
 from scorer.workers import batch as batch_mod
 from scorer.gpu.gate import locked_gate
+from scorer.workers import commitment
 from scorer.workers.device_share import share
 from scorer.workers.environment import pin_cpu_threads
 from scorer.gpu import interpreter_bf16
@@ -48,6 +49,7 @@ _AS_PLAIN = torch.Tensor.as_subclass
 _CLONE = torch.Tensor.clone
 _EQUAL = torch.equal
 _CHECK_OUTPUT = dynamic_checks.check_output_object
+_DIGEST = commitment.digest
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _NO_PYTHON_DISPATCH = torch._C._DisableTorchDispatch
 
@@ -521,11 +523,11 @@ class KernelRole:
         next_seed: list[int | None] = [None]
         current_seed: list[int] = [0]
 
-        def step(done: int) -> bool:
-            """Tells the judge repetition `done` returned; its answer says whether that output is
-            kept and gives the next repetition's seed (each secret arrives once it can no longer
-            be used ahead of its repetition)."""
-            answer = ask(TimedStep(done))
+        def step(done: int, committed: str | None = None) -> bool:
+            """Tells the judge repetition `done` returned, committing to its outputs; the answer
+            says whether that output is kept and gives the next repetition's seed (each secret
+            arrives once it can no longer be used ahead of its repetition)."""
+            answer = ask(TimedStep(done, committed))
             next_seed[0] = answer.seed
             return bool(answer.keep)
 
@@ -547,7 +549,7 @@ class KernelRole:
         def on_output(rep: int, out: Any) -> Any:
             shapes = [t.shape for t in as_output_list(out) if isinstance(t, torch.Tensor)]
             watched_elements.append(_largest_elements(current, shapes))
-            if not step(rep):
+            if not step(rep, _DIGEST(as_output_list(out))):
                 return None
             findings.extend(_CHECK_OUTPUT(out))
             kept = [_kept(t) for t in as_output_list(out)]

@@ -182,13 +182,27 @@ class WorkerProcess:
                 start_new_session=True, preexec_fn=_memory_limiter(self.memory_limit_bytes),
             )
 
+    def fd_allowance(self) -> wall.FdAllowance:
+        """What the worker may hold from before its wall: the channel (our pipes' inodes) and its log."""
+        files = set()
+        try:
+            log = os.stat(self.dirs.log_path)
+            files.add((log.st_dev, log.st_ino))
+        except OSError:
+            pass
+        return wall.FdAllowance(frozenset(os.fstat(fd).st_ino for fd in (self.to_child, self.from_child) if fd >= 0),
+                                frozenset(files), os.path.realpath(self.dirs.workdir))
+
     def request(self, header: dict[str, Any], payload: Any, timeout_s: float,
-                answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Frame:
+                answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                watch: Callable[[], str | None] | None = None) -> Frame:
         """Sends one request and waits for its reply; the whole exchange shares `timeout_s`.
         The reply's payload is accepted only under the name this request chose for it, and is
         memory-mapped only from the reference worker (the kernel's process is untrusted). With
         `answer`, the worker's steps inside the request (frames with `STEP_KEY`) are answered
-        with what it returns (it raises ProtocolViolation for a step out of turn)."""
+        with what it returns (it raises ProtocolViolation for a step out of turn). `watch` runs
+        after every frame that arrives and names what is wrong with the worker seen from outside
+        (scorer/judge/outside.py), which breaks the protocol too."""
         assert self.spool is not None, "start() first"
         deadline = time.monotonic() + timeout_s
         self._requests += 1
@@ -199,6 +213,9 @@ class WorkerProcess:
             while True:
                 reply = recv_frame(self.from_child, deadline, spool=self.spool, expect_payload=reply_name,
                                    trusted=self.role == "reference")
+                seen = watch() if watch is not None else None
+                if seen:
+                    raise ProtocolViolation(seen)
                 if answer is None or STEP_KEY not in reply.header:
                     return reply
                 send_frame(self.to_child, answer(reply.header), None, deadline)

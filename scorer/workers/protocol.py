@@ -29,6 +29,10 @@ _PREFIX = struct.Struct(">I")
 MAX_HEADER_BYTES = 16 << 20
 MAX_PAYLOAD_BYTES = 64 << 30
 PAYLOAD_KEY = "payload_file"
+# Every frame in both directions carries the protocol's version: a frame of another version (a
+# worker of another scorer, or bytes a kernel wrote into the channel) is a violation, not a guess.
+VERSION_KEY = "v"
+PROTOCOL_VERSION = 2
 _CHUNK = 1 << 20
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -165,7 +169,7 @@ def send_frame(fd: int, header: dict[str, Any], payload: Any = None, deadline: f
             raise ValueError("a payload needs a spool and a name")
         spool.put(payload_name, payload)
         header = {**header, PAYLOAD_KEY: payload_name}
-    header_bytes = json.dumps(header).encode("utf-8")
+    header_bytes = json.dumps({**header, VERSION_KEY: PROTOCOL_VERSION}).encode("utf-8")
     _write_all(fd, _PREFIX.pack(len(header_bytes)) + header_bytes, deadline)
 
 
@@ -178,11 +182,15 @@ def recv_frame(fd: int, deadline: float | None = None, *, spool: Spool | None = 
         raise ProtocolViolation(f"frame header too large ({header_len} B)")
     raw = _read_exact(fd, header_len, deadline)
     try:
-        header = json.loads(raw.decode("utf-8"))
+        # From an untrusted sender, NaN and Infinity are refused as they are read (the reference
+        # worker's comparisons may report an unbounded error as Infinity).
+        header = json.loads(raw.decode("utf-8"), **({} if trusted else {"parse_constant": _no_constant}))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProtocolViolation(f"bad frame header: {exc}") from None
     if not isinstance(header, dict):
         raise ProtocolViolation("frame header is not a JSON object")
+    if header.pop(VERSION_KEY, None) != PROTOCOL_VERSION:
+        raise ProtocolViolation(f"frame of another protocol version (this judge speaks {PROTOCOL_VERSION})")
     named = header.pop(PAYLOAD_KEY, None)
     if named is None:
         return Frame(header)
@@ -191,6 +199,11 @@ def recv_frame(fd: int, deadline: float | None = None, *, spool: Spool | None = 
     if expect_payload is not None and named != expect_payload:
         raise ProtocolViolation(f"payload named {named!r}, expected {expect_payload!r}")
     return Frame(header, spool.take(expect_payload or str(named), trusted=trusted))
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON: a frame that carries them is refused as it is read."""
+    raise ProtocolViolation(f"frame header holds {name}, which is not a JSON number")
 
 
 def set_nonblocking(fd: int) -> None:
@@ -282,20 +295,30 @@ class KernelTime(Request):
 STEP_KEY = "timed_step"
 
 
+DIGEST_KEY = "digest"
+
+
 @dataclass(frozen=True)
 class TimedStep:
     """Within a `time` request, from the kernel's worker: repetition `done` has returned (-1:
-    none yet), and the next one's seed is wanted."""
+    none yet), and the next one's seed is wanted. `digest` commits to that repetition's outputs
+    (scorer/workers/commitment.py) before the judge's answer says whether they are kept."""
     done: int
+    digest: str | None = None
 
     def header(self) -> dict[str, Any]:
-        return {STEP_KEY: self.done}
+        return {STEP_KEY: self.done, DIGEST_KEY: self.digest}
 
     @classmethod
     def parse(cls, header: dict[str, Any]) -> "TimedStep":
-        if set(header) != {STEP_KEY} or type(header[STEP_KEY]) is not int:
-            raise ProtocolViolation(f"a timed step must carry only an integer {STEP_KEY!r}: got keys {sorted(header)}")
-        return cls(header[STEP_KEY])
+        if set(header) != {STEP_KEY, DIGEST_KEY} or type(header[STEP_KEY]) is not int:
+            raise ProtocolViolation(f"a timed step must carry an integer {STEP_KEY!r} and a {DIGEST_KEY!r}: "
+                                    f"got keys {sorted(header)}")
+        done, digest = header[STEP_KEY], header[DIGEST_KEY]
+        committed = isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+        if (done >= 0) != committed or (done < 0 and digest is not None):
+            raise ProtocolViolation(f"timed step {done} must {'commit to its outputs with a sha256 digest' if done >= 0 else 'carry no digest'}")
+        return cls(done, digest)
 
 
 @dataclass(frozen=True)
@@ -366,6 +389,7 @@ class ReferenceTime(Request):
 @dataclass(frozen=True)
 class ReferenceCompareTimed(Request):
     op: ClassVar[str] = "compare_timed"
+    committed: dict[str, str]  # "rep-k": the digest the kernel's worker sent before rep k was kept
     shared: dict[str, Any] | None = None
 
 
@@ -398,6 +422,7 @@ class ReferenceAttach(Request):
 @dataclass(frozen=True)
 class ReferenceSample(Request):
     op: ClassVar[str] = "sample"
+    calls: int  # the rows the judge asked of the kernel's batch: exactly these must have come back
 
 
 @dataclass(frozen=True)

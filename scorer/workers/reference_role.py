@@ -26,6 +26,7 @@ from scorer.correctness.compare import Rule, compare_outputs
 from scorer.correctness.index_ties import settle_ties
 from scorer.tasks.suites import IndexOutput
 from scorer.gpu.gate import make_gate
+from scorer.workers import commitment
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment, pin_cpu_threads
 from scorer.correctness.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
@@ -295,6 +296,13 @@ class ReferenceRole:
         except ShareError as exc:
             return {"ok": True, "findings": [Finding("caching-memoization", f"timed outputs unreadable: {exc}").to_dict()]}, None
         try:
+            broken = [k for k in sorted(request.committed) if k not in outputs
+                      or commitment.digest(list(outputs[k])) != request.committed[k]]
+            if sorted(outputs) != sorted(request.committed) or broken:
+                return {"ok": True, "findings": [Finding(
+                    "protocol-violation", f"the kernel's worker shipped timed outputs {sorted(outputs)[:8]} for kept "
+                    f"repetitions {sorted(request.committed)[:8]}; {len(broken)} differ from the digest it committed to "
+                    f"before it was told they were kept (e.g. {broken[:3]})").to_dict()]}, None
             kept = {int(k.removeprefix("rep-")): v for k, v in outputs.items()}
             findings = timed_output_findings(kept, self.timed_expected, self.rule, self._timed_inputs)
             findings = findings or timed_precision_findings(
@@ -401,7 +409,7 @@ class ReferenceRole:
             return {"ok": False, "kind": "runtime_error", "error": f"batch slabs unreadable: {exc}"}, None
         return {"ok": True}, None
 
-    def sample(self, _request: ReferenceSample, payload: Any) -> tuple[dict[str, Any], Any]:
+    def sample(self, request: ReferenceSample, payload: Any) -> tuple[dict[str, Any], Any]:
         """Reads the secret positions of every row of the kernel's batch; the judge's clock stops
         when this returns, so whatever the rows hold now is what the batch produced in time."""
         assert self.bstate is not None
@@ -409,11 +417,13 @@ class ReferenceRole:
             self.bstate.kernel_slabs = list(dict(payload).get("slabs", []))
         slabs = self.bstate.kernel_slabs
         layout = next(iter(self.bstate.challenge.values()), None)
+        # Exactly the rows the judge asked for: its clock divides the batch's time by that count.
         if not isinstance(slabs, list) or len(slabs) != len(self.bstate.positions) or any(
                 not isinstance(k, torch.Tensor) or k.dtype != r.dtype or tuple(k.shape[1:]) != tuple(r.shape)
-                or not 0 < k.shape[0] <= len(self.bstate.seeds) or k.shape[0] != slabs[0].shape[0]
+                or k.shape[0] != request.calls or request.calls > len(self.bstate.seeds)
                 for k, r in zip(slabs, layout or [])):
-            return {"ok": True, "error": "the kernel's batch returned slabs of another layout"}, None
+            return {"ok": True, "violation": f"the kernel's batch returned slabs of another layout than the "
+                                             f"{request.calls} rows of each output the judge asked for"}, None
         try:
             self.bstate.kernel_samples = batch_mod.gather(slabs, self.bstate.positions)
             self._sync()

@@ -319,7 +319,7 @@ def test_each_repetitions_wait_comes_from_the_scheduler_between_its_steps() -> N
     try:
         feed = RepFeed([1, 2, 3], [], busy.pid)
         for done in (-1, 0, 1, 2):
-            feed(TimedStep(done=done).header())
+            feed(TimedStep(done, None if done < 0 else "0" * 64).header())
             time.sleep(0.05)
         waited = feed.waited_ms()
         own = run_delay_ms(busy.pid)

@@ -139,7 +139,7 @@ def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
 
     feed = RepFeed([11, 12, 13], [1])
     for done in (-1, 0, 1, 2):
-        feed(TimedStep(done).header())
+        feed(TimedStep(done, None if done < 0 else "0" * 64).header())
         time.sleep(0.02 if done < 2 else 0)
     gaps = feed.intervals_ms()
     assert len(gaps) == 3 and all(g >= 19.0 for g in gaps), gaps

@@ -109,20 +109,36 @@ def test_a_kernel_reading_its_workers_frames_finds_no_seed_of_a_repetition_to_co
     assert started == len(rep_seeds), "each repetition's seed reached the worker as it started"
 
 
+def _step(done: int) -> dict:
+    return TimedStep(done, None if done < 0 else f"{done:064x}").header()
+
+
 def test_rep_feed_answers_in_order_and_tells_what_is_kept_only_afterwards() -> None:
     feed = RepFeed([11, 22, 33], keep_reps=[1])
-    first = feed(TimedStep(-1).header())
+    first = feed(_step(-1))
     assert first == {"op": "timed_next", "keep": False, "seed": 11}
-    assert feed(TimedStep(0).header())["seed"] == 22
-    assert feed(TimedStep(1).header()) == {"op": "timed_next", "keep": True, "seed": 33}
+    assert feed(_step(0))["seed"] == 22
+    assert feed(_step(1)) == {"op": "timed_next", "keep": True, "seed": 33}
     assert not feed.finished
-    assert feed(TimedStep(2).header()) == {"op": "timed_next", "keep": False, "seed": None}
+    assert feed(_step(2)) == {"op": "timed_next", "keep": False, "seed": None}
     assert feed.finished
+    assert feed.digests == {0: f"{0:064x}", 1: f"{1:064x}", 2: f"{2:064x}"}
     with pytest.raises(ProtocolViolation):
-        feed(TimedStep(3).header())  # past the last repetition
+        feed(_step(3))  # past the last repetition
     skipping = RepFeed([1, 2, 3], keep_reps=[])
-    skipping(TimedStep(-1).header())
+    skipping(_step(-1))
     with pytest.raises(ProtocolViolation):
-        skipping(TimedStep(1).header())  # a step skipped: the kernel reading ahead on the channel
+        skipping(_step(1))  # a step skipped: the kernel reading ahead on the channel
     with pytest.raises(ProtocolViolation):
-        RepFeed([1], [])({"timed_step": -1, "extra": 1})
+        RepFeed([1], [])({"timed_step": -1, "digest": None, "extra": 1})
+
+
+def test_a_timed_step_must_commit_to_its_outputs_before_it_learns_whether_they_are_kept() -> None:
+    feed = RepFeed([11, 22], keep_reps=[0])
+    feed(_step(-1))
+    for uncommitted in ({"timed_step": 0, "digest": None}, {"timed_step": 0}, {"timed_step": 0, "digest": "ab" * 31},
+                        {"timed_step": 0, "digest": "G" * 64}):
+        with pytest.raises(ProtocolViolation):
+            feed(uncommitted)
+    with pytest.raises(ProtocolViolation):
+        RepFeed([1], [])({"timed_step": -1, "digest": "0" * 64})  # nothing has run yet to commit to

@@ -1,0 +1,265 @@
+"""What the kernel's worker may answer, as types the judge parses strictly.
+
+The kernel's worker is the kernel's process: every byte it sends may be forged. So each reply is
+read into a frozen dataclass whose every field is checked here (its keys exactly, its types, counts
+the judge decided, finite non-negative numbers), and anything else is a `ReplyViolation`: the
+judge's verdict `protocol-violation`, never a default that stands in for a missing or odd value.
+Findings the worker's in-process checks made travel as `Finding`s of a catalog pattern; the judge
+records them as in-process evidence (docs/SCORER.md, "Who establishes each fact").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from scorer.checks.catalog import PATTERNS, Finding
+from scorer.workers.protocol import ProtocolViolation
+
+# Idle drains: 12 before the timed repetitions, one after each, 12 after (scorer/gpu/timing.py).
+IDLE_DRAINS_AROUND = 24
+_KNOWN_PATTERNS = frozenset(p.id for p in PATTERNS)
+_ERROR_KINDS = frozenset({"compile_error", "runtime_error", "no_kernel", "protocol", "worker_error"})
+_MAX_TEXT = 1 << 20
+
+
+class ReplyViolation(ProtocolViolation):
+    """A reply of the kernel's worker that is not what the protocol allows."""
+
+
+def _keys(header: dict[str, Any], required: set[str], optional: set[str], what: str) -> None:
+    given = set(header)
+    unknown, missing = sorted(given - required - optional), sorted(required - given)
+    if unknown or missing:
+        raise ReplyViolation(f"{what}: unknown keys {unknown}, missing keys {missing}")
+
+
+def number(value: Any, what: str) -> float:
+    """A finite, non-negative number (bools are not numbers here)."""
+    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+        raise ReplyViolation(f"{what} must be a finite non-negative number, got {value!r}"[:300])
+    return float(value)
+
+
+def times(value: Any, count: int, what: str) -> list[float]:
+    """Exactly `count` finite non-negative times."""
+    if not isinstance(value, list) or len(value) != count:
+        size = len(value) if isinstance(value, list) else type(value).__name__
+        raise ReplyViolation(f"{what} must hold exactly {count} times, got {size}")
+    return [number(v, what) for v in value]
+
+
+def text(value: Any, what: str, limit: int = _MAX_TEXT) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ReplyViolation(f"{what} must be a string of at most {limit} characters")
+    return value
+
+
+def _flag(value: Any, what: str) -> bool:
+    if type(value) is not bool:
+        raise ReplyViolation(f"{what} must be true or false, got {value!r}"[:300])
+    return value
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ReplyViolation(f"{what} must be a list of strings")
+    return [text(v, what, 4096) for v in value]
+
+
+def findings(value: Any, what: str) -> list[Finding]:
+    """In-process evidence: each a Finding of a catalog pattern, exactly its three keys."""
+    if not isinstance(value, list):
+        raise ReplyViolation(f"{what}: findings must be a list")
+    out = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise ReplyViolation(f"{what}: a finding must be an object")
+        _keys(item, {"pattern", "evidence", "severity"}, set(), f"{what}: a finding")
+        if item["pattern"] not in _KNOWN_PATTERNS or item["severity"] not in ("reject", "flag"):
+            raise ReplyViolation(f"{what}: a finding of no catalog pattern ({str(item['pattern'])[:80]!r}, "
+                                 f"{str(item['severity'])[:20]!r})")
+        out.append(Finding(item["pattern"], text(item["evidence"], what, 20000), item["severity"]))
+    return out
+
+
+def _shared(value: Any, what: str) -> dict[str, Any] | None:
+    """CUDA IPC descriptors, passed on as they came: the reference worker validates them."""
+    if value is not None and not isinstance(value, dict):
+        raise ReplyViolation(f"{what}: shared outputs must be an object")
+    return value
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    kind: str
+    error: str
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "ErrorReply":
+        _keys(header, {"ok", "kind", "error"}, {"worker_s", "gpu_lock_wait_s"}, "an error reply")
+        if header["kind"] not in _ERROR_KINDS:
+            raise ReplyViolation(f"an error reply of unknown kind {str(header['kind'])[:40]!r}")
+        return cls(header["kind"], text(header["error"], "an error reply's text"))
+
+
+def worker_seconds(header: dict[str, Any]) -> float | None:
+    return number(header["worker_s"], "worker_s") if "worker_s" in header else None
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A reply that carries nothing but `ok` (ping, release)."""
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "Plain":
+        _keys(header, {"ok"}, {"worker_s"}, "a reply")
+        return cls()
+
+
+@dataclass(frozen=True)
+class SetupReply:
+    timers: dict[str, Any]
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "SetupReply":
+        # Sent before kernel.py is imported: what it holds was made by the scorer alone.
+        _keys(header, {"ok", "timers"}, {"worker_s"}, "the setup reply")
+        if not isinstance(header["timers"], dict):
+            raise ReplyViolation("the setup reply's timers must be an object")
+        return cls(header["timers"])
+
+
+@dataclass(frozen=True)
+class LoadReply:
+    state_dict_loaded: bool
+    findings: list[Finding]
+    triton_kernels: list[str]
+    cuda_kernels: list[str]
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "LoadReply":
+        _keys(header, {"ok", "state_dict_loaded", "findings", "triton_kernels", "cuda_kernels"}, {"worker_s"},
+              "the load reply")
+        return cls(_flag(header["state_dict_loaded"], "state_dict_loaded"), findings(header["findings"], "load"),
+                   _strings(header["triton_kernels"], "triton_kernels"), _strings(header["cuda_kernels"], "cuda_kernels"))
+
+
+@dataclass(frozen=True)
+class CallMeta:
+    """One correctness trial as the kernel's worker ran it (its outputs travel beside)."""
+    trial: str
+    devices: list[str]
+    mutated: list[int]
+    error: str | None
+    compile_failure: bool
+    findings: list[Finding]
+
+    @classmethod
+    def parse(cls, item: Any) -> "CallMeta":
+        if not isinstance(item, dict):
+            raise ReplyViolation("a correctness call record must be an object")
+        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings"}, set(), "a call record")
+        mutated = item["mutated"]
+        if not isinstance(mutated, list) or any(type(i) is not int or i < 0 for i in mutated):
+            raise ReplyViolation("a call record's mutated inputs must be indices")
+        error = None if item["error"] is None else text(item["error"], "a call record's error")
+        return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"), list(mutated), error,
+                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
+                "compile_failure": self.compile_failure, "findings": [f.to_dict() for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class CorrectnessReply:
+    calls: list[CallMeta]
+    input_digests: list[str]
+    findings: list[Finding]
+    gpu_lock_wait_s: float
+    shared: dict[str, Any] | None
+
+    @classmethod
+    def parse(cls, header: dict[str, Any], trials: list[str]) -> "CorrectnessReply":
+        """`trials`: the trial names the judge's request implies, in order; exactly those."""
+        _keys(header, {"ok", "calls", "input_digests", "findings", "gpu_lock_wait_s"}, {"worker_s", "shared"},
+              "the correctness reply")
+        if not isinstance(header["calls"], list):
+            raise ReplyViolation("the correctness reply's calls must be a list")
+        calls = [CallMeta.parse(c) for c in header["calls"]]
+        if [c.trial for c in calls] != trials:
+            raise ReplyViolation(f"the correctness reply names trials {[c.trial for c in calls][:12]}, "
+                                 f"the judge asked for {trials}")
+        digests = _strings(header["input_digests"], "input_digests")
+        seeds = sum(1 for t in trials if t.startswith("seed-"))
+        if len(digests) != seeds:
+            raise ReplyViolation(f"the correctness reply has {len(digests)} input digests for {seeds} seeds")
+        return cls(calls, digests, findings(header["findings"], "correctness"),
+                   number(header["gpu_lock_wait_s"], "gpu_lock_wait_s"), _shared(header.get("shared"), "correctness"))
+
+
+def correctness_trials(seeds: int, alt_shapes: int) -> list[str]:
+    """The trials a correctness request of `seeds` input sets and `alt_shapes` shapes asks for."""
+    return ([f"seed-{i}" for i in range(seeds)] + ["repeat-0"] + (["refill-0-with-1"] if seeds > 1 else [])
+            + [f"alt-{j}" for j in range(alt_shapes)])
+
+
+@dataclass(frozen=True)
+class TimeReply:
+    timer: str
+    times_ms: list[float]
+    host_times_ms: list[float]
+    event_times_ms: list[float] | None
+    drain_ms: list[float] | None
+    idle_drain_ms: list[float] | None
+    gate: str
+    gate_ms: list[float] | None
+    launch_window: dict[str, int]
+    findings: list[Finding]
+    shared: dict[str, Any] | None
+
+    @classmethod
+    def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool) -> "TimeReply":
+        """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only."""
+        _keys(header, {"ok", "timer", "times_ms", "host_times_ms", "event_times_ms", "drain_ms", "idle_drain_ms",
+                       "gate", "gate_ms", "launch_window", "findings"}, {"worker_s", "shared"}, "the timing reply")
+        event_keys = ("event_times_ms", "drain_ms", "idle_drain_ms", "gate_ms")
+        if on_gpu:
+            counts = dict(zip(event_keys, (repetitions, repetitions, repetitions + IDLE_DRAINS_AROUND, repetitions)))
+            events = {k: times(header[k], counts[k], k) for k in event_keys}
+        else:
+            if any(header[k] is not None for k in event_keys):
+                raise ReplyViolation("the timing reply carries device-event figures on a CPU")
+            events = dict.fromkeys(event_keys)
+        window = header["launch_window"]
+        if not isinstance(window, dict) or set(window) != {"open", "watched"}:
+            raise ReplyViolation("the timing reply's launch_window must hold exactly 'open' and 'watched'")
+        counts_seen = {k: int(number(v, f"launch_window.{k}")) for k, v in window.items() if type(v) is int}
+        if len(counts_seen) != 2:
+            raise ReplyViolation("the timing reply's launch_window counts must be integers")
+        return cls(text(header["timer"], "timer", 64), times(header["times_ms"], repetitions, "times_ms"),
+                   times(header["host_times_ms"], repetitions, "host_times_ms"), events["event_times_ms"],
+                   events["drain_ms"], events["idle_drain_ms"], text(header["gate"], "gate", 2000), events["gate_ms"],
+                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"))
+
+
+@dataclass(frozen=True)
+class BatchSetupReply:
+    shared: dict[str, Any] | None
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "BatchSetupReply":
+        _keys(header, {"ok"}, {"worker_s", "shared"}, "the batch set-up reply")
+        return cls(_shared(header.get("shared"), "batch set-up"))
+
+
+@dataclass(frozen=True)
+class BatchReply:
+    findings: list[Finding]
+
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> "BatchReply":
+        _keys(header, {"ok", "findings"}, {"worker_s"}, "the batch reply")
+        return cls(findings(header["findings"], "batch"))
