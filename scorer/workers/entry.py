@@ -89,10 +89,15 @@ def warm_device(device: str) -> None:
         pass
 
 
-def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> int:
+def serve(role: str, in_fd: int, out_fd: int, spool_path: Path, warm: str = "") -> int:
     if role == "kernel" and wall.enabled():
         # Before the device, the task or the kernel exist in this process (CUDA must start inside).
-        wall.enter(Path.cwd(), [p for p in os.environ.get(wall.READ_ONLY_ENV, "").split(os.pathsep) if p])
+        # Every descriptor but the channel is closed there: one opened before the wall points at
+        # the host's mounts, where `..` leads past the covers.
+        wall.enter(Path.cwd(), [p for p in os.environ.get(wall.READ_ONLY_ENV, "").split(os.pathsep) if p],
+                   keep=(in_fd, out_fd))
+    # Opened only now, through the wall's own mounts.
+    spool = Spool(spool_path)
     handlers = _role_handlers(role, _asker(in_fd, out_fd, spool))
     warm_device(warm)
     # Keep the channel fds out of reach of fork/exec'd helpers the kernel might start.
@@ -132,7 +137,7 @@ def serve(role: str, in_fd: int, out_fd: int, spool: Spool, warm: str = "") -> i
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    return serve(args.role, args.in_fd, args.out_fd, Spool(args.spool), args.warm_device)
+    return serve(args.role, args.in_fd, args.out_fd, args.spool, args.warm_device)
 
 
 if __name__ == "__main__":

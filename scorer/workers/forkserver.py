@@ -262,11 +262,11 @@ def _prctl(option: int, value: int) -> None:
 
 def _become_worker(request: dict[str, Any], fds: list[int], control: socket.socket) -> int:
     """In the forked child: the worker's loop, once it is set up as one started with exec."""
-    from scorer.workers.protocol import Spool
     from scorer.workers.entry import serve
 
     _set_up_child(request, fds, control)
-    return serve(str(request["role"]), fds[0], fds[1], Spool(Path(request["spool"])), str(request.get("warm_device", "")))
+    # The spool is opened by the worker (behind its wall, for a kernel), not here.
+    return serve(str(request["role"]), fds[0], fds[1], Path(request["spool"]), str(request.get("warm_device", "")))
 
 
 def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socket) -> None:

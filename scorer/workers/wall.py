@@ -36,7 +36,9 @@ import ctypes
 import errno
 import os
 import signal
+import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ DENIED_SYSCALLS = (
     "clock_adjtime", "adjtimex",
 )
 WALLS = ("pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace", "private_files",
-         "no_capabilities", "no_new_privs", "seccomp")
+         "no_capabilities", "no_new_privs", "seccomp", "descriptors")
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -414,9 +416,22 @@ def _load(filt: Any, why: str) -> str:
     return "loaded"
 
 
-def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
+def close_other_fds(keep: tuple[int, ...]) -> None:
+    """Closes every descriptor but stdin/stdout/stderr and `keep` (close_range under the hood)."""
+    top = max(os.sysconf("SC_OPEN_MAX"), _max_fd(), *keep, 2) + 1
+    low = 3
+    for fd in sorted(k for k in set(keep) if k >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)
+
+
+def enter(workdir: Path, read_only: list[str], keep: tuple[int, ...] | None = None) -> dict[str, Any]:
     """Called by the kernel worker before it imports or runs anything of a task or kernel. Returns
-    (in the walled worker) what it set up; the process that called it stays outside, waiting."""
+    (in the walled worker) what it set up; the process that called it stays outside, waiting.
+    With `keep` (the channel), every other descriptor but 0-2 is closed once the wall is up: one
+    opened before it refers to the host's mounts, where `..` leads past the covers to the judge's
+    folders (`fd_report` verifies it from outside)."""
     as_root = os.geteuid() == 0
     filt, why = _seccomp_filter()
     flags, problems = _namespaces(as_root)
@@ -491,6 +506,8 @@ def enter(workdir: Path, read_only: list[str]) -> dict[str, Any]:
     except OSError as exc:
         problems.append(f"no_new_privs refused: {exc.strerror}")
     notes["seccomp"] = _load(filt, why)
+    if keep is not None:
+        close_other_fds(keep)
     return notes
 
 
@@ -534,10 +551,99 @@ def _hidden_from(pid: int, folder: str) -> bool:
         return False
 
 
-def inspect(pid: int, hidden: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FdAllowance:
+    """What the kernel's process may hold that did not come through its wall: the channel (the
+    inodes of the pipes whose other ends the judge holds) and files the worker was started with
+    (its log as stdout/stderr), by (st_dev, st_ino); `workdir`, the worker's own folder."""
+    pipes: frozenset[int]
+    files: frozenset[tuple[int, int]]
+    workdir: str
+
+
+# Anonymous inodes a process makes for itself (torch's and CUDA's event loops, timers, a memfd);
+# any other (a pidfd, say) before the kernel has run is something inherited.
+_ANON_OWN = ("anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[timerfd]", "anon_inode:[signalfd]",
+             "anon_inode:inotify", "anon_inode:[io_uring]", "anon_inode:sync_file", "anon_inode:dmabuf")
+
+
+def _mount_ids(pid: int) -> set[int]:
+    return {int(line.split()[0]) for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines() if line}
+
+
+def _fd_mount(pid: int, fd: str) -> int:
+    for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines():
+        if line.startswith("mnt_id:"):
+            return int(line.split()[1])
+    return -1
+
+
+def _reachable(pid: int, path: str, info: os.stat_result) -> bool:
+    """Whether `path`, in the process's own view (its root), is the object the descriptor holds:
+    not a folder under a cover, not one of another mount namespace."""
+    try:
+        there = os.stat(f"/proc/{pid}/root{path}", follow_symlinks=False)
+    except OSError:
+        return False
+    return (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino)
+
+
+def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: set[int]) -> str | None:
+    """Why this descriptor of the walled process points outside its wall, or None. `loaded`: the
+    kernel has run (pipes, sockets and namespaces it made itself may exist; before, none may)."""
+    link = os.readlink(f"/proc/{pid}/{fd}" if fd in ("cwd", "root") else f"/proc/{pid}/fd/{fd}")
+    if link.startswith("pipe:["):
+        if int(link[6:-1]) in allowed.pipes or loaded:
+            return None
+        return f"fd {fd}: a pipe that is not the judge's channel ({link})"
+    if link.startswith("anon_inode:"):
+        return None if loaded or link in _ANON_OWN else f"fd {fd}: {link} before the kernel ran"
+    if link.startswith("/memfd:"):
+        return None
+    if not link.startswith("/"):  # sockets, namespaces
+        return None if loaded else f"fd {fd}: {link} before the kernel ran"
+    info = os.stat(f"/proc/{pid}/root" if fd == "root" else f"/proc/{pid}/{fd}" if fd == "cwd"
+                   else f"/proc/{pid}/fd/{fd}")
+    if (info.st_dev, info.st_ino) in allowed.files and not stat.S_ISDIR(info.st_mode):
+        return None
+    deleted = link.endswith(" (deleted)")
+    through_wall = (fd in ("cwd", "root") or _fd_mount(pid, fd) in mounts) and (
+        deleted or _reachable(pid, link, info))
+    if stat.S_ISCHR(info.st_mode) and not deleted and _reachable(pid, link, info):
+        return None  # a device node of the wall's /dev (the mount does not change what it opens)
+    if not through_wall:
+        kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
+        return f"{fd if fd in ('cwd', 'root') else 'fd ' + fd}: a {kind} opened outside the wall ({link})"
+    own = allowed.workdir.rstrip(os.sep)
+    if not loaded and fd != "root" and not (link == own or _inside(link, own) or link.startswith("/dev/")):
+        return f"fd {fd}: {link}, outside the worker's folder, before the kernel ran"
+    return None
+
+
+def fd_report(pid: int, allowed: FdAllowance, loaded: bool = False) -> list[str]:
+    """The walled process's descriptors (and its cwd and root) that point outside its wall, read
+    from /proc by the judge: [] when every one is the channel, its stdio, a device node of its
+    /dev, something inside its own folder or (once the kernel has run) something made or opened
+    through its own mounts. A folder descriptor from before the wall would let it walk `..` past
+    the covers; a file one, read what the wall hides."""
+    mounts = _mount_ids(pid)
+    problems = []
+    for fd in ["cwd", "root", *sorted(os.listdir(f"/proc/{pid}/fd"), key=int)]:
+        try:
+            problem = _fd_problem(pid, fd, allowed, loaded, mounts)
+        except FileNotFoundError:
+            continue  # closed while it was read
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def inspect(pid: int, hidden: str, fds: FdAllowance | None = None) -> dict[str, Any]:
     """What is in force around the kernel's process, read by the judge from /proc (not reported by
-    the kernel's side): {"walls": {name: bool}, "complete": bool, "missing": [...], "uid": n}."""
+    the kernel's side): {"walls": {name: bool}, "complete": bool, "missing": [...], "uid": n},
+    with `descriptors` (what fd_report found) where the channel `fds` are given."""
     walls: dict[str, bool] = {}
+    descriptors = ["not checked"]
     try:
         fields = _status_fields(pid)
         for ns, name in (("pid", "pid_namespace"), ("mnt", "mount_namespace"), ("net", "network_namespace"),
@@ -552,8 +658,22 @@ def inspect(pid: int, hidden: str) -> dict[str, Any]:
         walls["no_capabilities"] = int(fields.get("CapEff", "0"), 16) == 0 or real_uid != 0
         walls["no_new_privs"] = fields.get("NoNewPrivs") == "1"
         walls["seccomp"] = fields.get("Seccomp") == "2"
+        if fds is not None:
+            descriptors = fd_report(pid, fds)
+        walls["descriptors"] = not descriptors
     except (OSError, ValueError) as exc:
         return {"walls": {w: False for w in WALLS}, "complete": False, "missing": list(WALLS),
                 "error": f"cannot read the kernel worker's /proc entry: {exc}"}
     missing = [w for w in WALLS if not walls.get(w)]
-    return {"walls": walls, "complete": not missing, "missing": missing, "uid": real_uid}
+    out = {"walls": walls, "complete": not missing, "missing": missing, "uid": real_uid}
+    return {**out, "descriptors": descriptors} if descriptors else out
+
+
+def record_descriptors(isolation: dict[str, Any], problems: list[str]) -> None:
+    """A later fd_report (after the kernel loaded) that found something: the wall is incomplete."""
+    if not problems or "walls" not in isolation:
+        return
+    isolation["walls"]["descriptors"] = False
+    isolation["descriptors"] = list(dict.fromkeys([*isolation.get("descriptors", []), *problems]))
+    isolation["missing"] = [w for w in WALLS if not isolation["walls"].get(w)]
+    isolation["complete"] = False

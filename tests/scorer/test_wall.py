@@ -194,6 +194,69 @@ def test_scoring_records_the_wall_and_requires_it_when_asked(tmp_path: Path, mon
     assert weak.verdict == "passed" and weak.isolation["complete"] is False
 
 
+def test_the_walled_worker_holds_only_its_channel_and_its_own_folder(tmp_path: Path) -> None:
+    """Read from outside: every descriptor of the walled worker, its cwd and root, are the channel,
+    its stdio, a device node or something inside its own folder opened through its own mounts."""
+    from scorer.workers.process import WorkerDirs, WorkerProcess
+
+    worker = WorkerProcess("kernel", WorkerDirs.create(tmp_path / "w", "kernel"))
+    worker.start()
+    try:
+        assert worker.wait_started(120), worker.log_tail()
+        assert worker.proc is not None
+        walled = wall.walled_pid(worker.proc.pid)
+        if walled == worker.proc.pid:
+            pytest.skip("the wall forked no walled process on this host")
+        links = [os.readlink(f"/proc/{walled}/fd/{fd}") for fd in os.listdir(f"/proc/{walled}/fd")]
+        channel = {f"pipe:[{os.fstat(fd).st_ino}]" for fd in (worker.to_child, worker.from_child)}
+        assert channel <= set(links), links
+        assert wall.fd_report(walled, worker.fd_allowance()) == [], links
+        seen = wall.inspect(walled, str(tmp_path), worker.fd_allowance())
+        assert seen["walls"]["descriptors"] is True and "descriptors" not in seen["missing"]
+        # Without the channel's inodes the same pipes read as foreign: the check can fail.
+        stranger = wall.FdAllowance(frozenset(), worker.fd_allowance().files, worker.fd_allowance().workdir)
+        assert any("not the judge's channel" in p for p in wall.fd_report(walled, stranger))
+    finally:
+        worker.close()
+
+
+def test_a_folder_opened_before_the_wall_is_found_from_outside(tmp_path: Path) -> None:
+    """A descriptor of the judge's folder kept through the wall (what the fork server's spool
+    descriptor was): from it `..` leads past the covers. The judge names it, before and after load."""
+    workdir = tmp_path / "worker"
+    workdir.mkdir()
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        os.close(done_w)
+        try:
+            os.environ[wall.HIDE_ENV] = str(tmp_path)
+            os.chdir(workdir)
+            leaked = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+            wall.enter(workdir, [str(REPO)], keep=(leaked, ready_w, done_r))
+            os.write(ready_w, b"1")
+            os.read(done_r, 1)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    os.close(done_r)
+    try:
+        assert os.read(ready_r, 1) == b"1"
+        walled = wall.walled_pid(pid)
+        if walled == pid:
+            pytest.skip("the wall forked no walled process on this host")
+        allowed = wall.FdAllowance(frozenset(), frozenset(), os.path.realpath(workdir))
+        for loaded in (False, True):
+            problems = wall.fd_report(walled, allowed, loaded=loaded)
+            assert any("folder opened outside the wall" in p and str(tmp_path) in p for p in problems), problems
+    finally:
+        os.close(done_w)
+        os.close(ready_r)
+        os.waitpid(pid, 0)
+
+
 def test_a_walled_kernel_killed_by_sigkill_reads_as_sigkill(tmp_path: Path) -> None:
     # The out-of-memory killer picks the process that holds the memory: the walled kernel, not its
     # waiting parent. The parent must end as the kernel did, or an OOM reads as "exited with code 1".
