@@ -10,12 +10,14 @@ the mean and the median). This module only decides what goes in:
 - a failed trial (no verdict) is an incorrect kernel; pending or running trials are left out
   (the summary says how many finished of how many planned);
 - `solved` counts tasks with at least one correct sample;
-- a model with no finished trial has no score and no rank; tied models share a rank (the best of
-  their group); with the bootstrap each ranked model also gets its 95 % rank range.
+- ranks (`orchestrator.ranking`): `rank` is shared where the score intervals overlap (LMArena's
+  rule: 1 + the models wholly above), `rank_range` the best and worst rank the intervals allow,
+  `rank_strict` the order by score; rows are listed by rank, then score. Without the bootstrap,
+  rank is the order by score with exact ties shared.
 
 Confidence intervals (`orchestrator.bootstrap`): a paired bootstrap over tasks, and over samples
 within a task, of the same results; `score_ci`, `geomean_ci` (95 % percentile intervals) and
-`order_confidence` (share of resamples in which a row ranks above the row below it), `rank_range`.
+`order_confidence` (share of resamples in which a row ranks above the row below it).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from rich.table import Table
 import numpy as np
 
 from orchestrator.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, bootstrap
+from orchestrator.hardware import CPU_NOTE as CPU_NOTE, Hardware, hardware_line  # CPU_NOTE: the web app imports it from here
 from orchestrator.index import Index
 from orchestrator.ledger import TrialRow
+from orchestrator.ranking import confidence_ranks, rank_note
 from scorer.aggregate import DEFAULT_METHOD, KernelResult, check_method, summarize
 
 FAST_P = (1.0, 1.5)
@@ -57,7 +61,11 @@ class ModelSummary(BaseModel):
     score: float | None
     """mean x median x pass@1; 0 where no kernel is correct, None where no trial finished."""
     rank: int | None = None
-    """1 = best; tied models share the best rank of their group; None where no trial finished."""
+    """1 + the models whose score interval lies wholly above this one's (`orchestrator.ranking`)."""
+    rank_strict: int | None = None
+    """1..N in the order by score, then pass@1, then name."""
+    rank_range: tuple[int, int] | None = None
+    """The best and the worst rank the score intervals allow."""
     hacks: int
     """Trials rejected by the anti-hack checks."""
     flagged: int = 0
@@ -73,8 +81,6 @@ class ModelSummary(BaseModel):
     geomean_ci: tuple[float, float] | None = None
     order_confidence: float | None = None
     """Share of bootstrap resamples in which this row ranks above the next one (None for the last)."""
-    rank_range: tuple[int, int] | None = None
-    """95 % percentile range of the rank over bootstrap resamples (ranked models only)."""
 
 
 class BootstrapInfo(BaseModel):
@@ -107,6 +113,12 @@ class Leaderboard(BaseModel):
     name: str
     method: str = DEFAULT_METHOD
     """How the score is computed: scorer.aggregate's "published" (default) or "strict"."""
+    method_note: str = ""
+    """`method` in one sentence, with its formula."""
+    rank_note: str = ""
+    """How `rank` is set, in one line (`orchestrator.ranking.rank_note`)."""
+    hardware: Hardware | None = None
+    """The scoring device (and the CPU caveat); None where the caller did not say."""
     models: list[ModelSummary]
     kernels: list[KernelEntry]
     bootstrap: BootstrapInfo | None = None
@@ -172,31 +184,38 @@ def _sort_key(s: ModelSummary) -> tuple:
     return (s.score is None, -(s.score or 0.0), -s.pass_at_1, s.model)
 
 
-def assign_ranks(summaries: list[ModelSummary]) -> None:
-    """Sorted summaries -> shared ranks: a model's rank is 1 + the number of ranked models strictly
-    ahead of it by (score, pass@1); a model with no finished trial is not ranked."""
-    ranked = [s for s in summaries if s.score is not None]
-    for s in ranked:
-        s.rank = 1 + sum(1 for o in ranked if (o.score, o.pass_at_1) > (s.score, s.pass_at_1))
+def assign_ranks(summaries: list[ModelSummary]) -> list[ModelSummary]:
+    """Summaries sorted by score -> their strict ranks, their ranks by confidence (the score
+    intervals, or the scores themselves without the bootstrap) and rank ranges; returned in the
+    order the boards list them: by rank, then by strict rank."""
+    intervals = [s.score_ci if s.score_ci is not None else (None if s.score is None else (s.score, s.score))
+                 for s in summaries]
+    for strict, (s, (rank, rank_range)) in enumerate(zip(summaries, confidence_ranks(intervals)), start=1):
+        s.rank_strict, s.rank, s.rank_range = strict, rank, rank_range
+    return sorted(summaries, key=lambda s: (s.rank, s.rank_strict))
 
 
 def add_intervals(summaries: list[ModelSummary], rows_by_model: dict[str, list[TrialRow]],
-                  resamples: int, seed: int, method: str = DEFAULT_METHOD) -> None:
-    """Fill in the sorted summaries' intervals, rank ranges and adjacent-rank order confidences."""
+                  resamples: int, seed: int, method: str = DEFAULT_METHOD) -> list[ModelSummary]:
+    """The summaries (sorted by score) with their intervals, ranked, and each row's confidence of
+    ranking above the row listed below it."""
     result = bootstrap([task_results(rows_by_model.get(s.model, [])) for s in summaries], resamples, seed, method)
-    ranked = [i for i, s in enumerate(summaries) if s.rank is not None]
-    for pos, (i, rank_range) in enumerate(zip(ranked, result.rank_ranges(ranked))):
-        s = summaries[i]
-        s.score_ci = result.score_ci(i)
-        s.geomean_ci = result.geomean_ci(i)
-        s.rank_range = rank_range
-        if pos + 1 < len(ranked):
-            s.order_confidence = result.order_confidence(i, ranked[pos + 1])
+    position = {s.model: i for i, s in enumerate(summaries)}
+    for i, s in enumerate(summaries):
+        if s.score is not None:
+            s.score_ci = result.score_ci(i)
+            s.geomean_ci = result.geomean_ci(i)
+    listed = assign_ranks(summaries)
+    scored = [s for s in listed if s.score is not None]
+    for s, below in zip(scored, scored[1:]):
+        s.order_confidence = result.order_confidence(position[s.model], position[below.model])
+    return listed
 
 
 def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                      method: str = DEFAULT_METHOD) -> Leaderboard:
-    """`resamples=0` leaves the bootstrap out; `method` is scorer.aggregate's ("published" or "strict")."""
+                      method: str = DEFAULT_METHOD, hardware: Hardware | None = None) -> Leaderboard:
+    """`resamples=0` leaves the bootstrap out; `method` is scorer.aggregate's ("published" or "strict");
+    `hardware` is carried into every output (`orchestrator.hardware`)."""
     check_method(method)
     rows_by_model: dict[str, list[TrialRow]] = defaultdict(list)
     kernels: dict[tuple[str, str], list[TrialCell]] = {}
@@ -212,12 +231,16 @@ def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: in
         for name, entry in index.models.items()
     ]
     summaries.sort(key=_sort_key)
-    assign_ranks(summaries)
     if resamples:
-        add_intervals(summaries, rows_by_model, resamples, seed, method)
+        summaries = add_intervals(summaries, rows_by_model, resamples, seed, method)
+    else:
+        summaries = assign_ranks(summaries)
     return Leaderboard(
         name=index.name,
         method=method,
+        method_note=method_note(method),
+        rank_note=rank_note(bool(resamples)),
+        hardware=hardware,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, level=LEVEL) if resamples else None,
         models=summaries,
         kernels=[KernelEntry(suite=s, task=t, cells=sorted(c, key=lambda c: (c.model, c.sample)))
@@ -257,13 +280,15 @@ def fmt_interval(ci: tuple[float, float] | None, digits: int = 3) -> str:
 
 
 def fmt_rank(s: ModelSummary) -> str:
-    """"3", or "3 (2-6)" with the bootstrap's 95 % rank range; "-" where the model is not ranked."""
-    if s.rank is None:
-        return "-"
+    return "-" if s.rank is None else str(s.rank)
+
+
+def fmt_rank_range(s: ModelSummary) -> str:
+    """"2-6", or "3" where the intervals allow one rank only."""
     if s.rank_range is None:
-        return str(s.rank)
-    lo, hi = s.rank_range
-    return f"{s.rank} ({lo}-{hi})" if lo != hi else f"{s.rank} ({lo})"
+        return "-"
+    best, worst = s.rank_range
+    return f"{best}-{worst}" if best != worst else str(best)
 
 
 CONTENDED_MARK = " (contended)"
@@ -279,11 +304,11 @@ def any_contended(board: Leaderboard) -> bool:
     return any(marked_contended(c) for k in board.kernels for c in k.cells)
 
 SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
-                   "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "P(rank holds)",
+                   "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "rank range", "strict rank", "P(rank holds)",
                    "hacks", "flagged", "tokens/solved", "$/solved", "finished")
 
 COLUMN_HELP = {
-    "rank": "Shared by tied models; in brackets the 95% range of the rank over bootstrap resamples.",
+    "rank": "1 + the number of models whose score interval lies wholly above this one's: overlapping intervals share a rank.",
     "model": "The model as the sweep names it.",
     "harness": "The agent harness that drove the model.",
     "solved": "Distinct tasks with at least one correct sample / tasks with a finished trial.",
@@ -296,6 +321,8 @@ COLUMN_HELP = {
     "fast_1.5": "Share of all finished samples that are correct and at least 1.5x faster than the baseline.",
     "score": "mean x median x pass@1 (0 with no correct kernel).",
     "score 95% CI": "95% bootstrap percentile interval of the score (tasks and samples resampled, paired).",
+    "rank range": "The best and the worst rank the score intervals allow.",
+    "strict rank": "The order by score alone (then pass@1), no ranks shared.",
     "P(rank holds)": "Share of bootstrap resamples in which this model ranks above the one below it.",
     "hacks": "Trials rejected by the anti-hack checks.",
     "flagged": "Finished trials with an audit flag (impossible-speed, shape-specialization): counted, but worth a look.",
@@ -318,9 +345,6 @@ CONTENDED_NOTE = ("'(contended)': the speedup was timed while foreign compute ra
                   "in the first timing and again in its one re-time (score.json `contended` holds the evidence). "
                   "It counts as measured, but may be off in either direction.")
 
-CPU_NOTE = ("Scored on CPU (Triton in its interpreter): these speedups and scores only say that the "
-            "kernels ran correctly; they say nothing about speed on a GPU, so do not compare them.")
-
 
 def method_note(method: str) -> str:
     """One sentence saying how the score was computed."""
@@ -337,7 +361,7 @@ def summary_cells(s: ModelSummary) -> list[str]:
         fmt_rank(s), s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
         fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
         fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score), fmt_interval(s.score_ci),
-        fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
+        fmt_rank_range(s), fmt(s.rank_strict, 0), fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
         f"{s.finished}/{s.planned}",
     ]
 
@@ -357,8 +381,15 @@ def cell_text(cell: TrialCell) -> str:
     return text
 
 
+def board_notes(board: Leaderboard) -> list[str]:
+    """What every output says above or below the table: the hardware (with the CPU caveat), how
+    the score is computed and how the rank is set."""
+    hardware = hardware_line(board.hardware)
+    return [*([hardware] if hardware else []), board.method_note or method_note(board.method), board.rank_note]
+
+
 def render_markdown(board: Leaderboard) -> str:
-    lines = [f"# Leaderboard: {board.name}", "", method_note(board.method), "",
+    lines = [f"# Leaderboard: {board.name}", "", *(line for note in board_notes(board) for line in (note, "")),
              "| " + " | ".join(SUMMARY_COLUMNS) + " |",
              "|" + "---|" * len(SUMMARY_COLUMNS)]
     lines += ["| " + " | ".join(summary_cells(s)) + " |" for s in board.models]

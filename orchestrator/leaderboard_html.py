@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from orchestrator.leaderboard import (
-    CONTENDED_MARK, CONTENDED_NOTE, CPU_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, any_contended, cell_text, column_help, fmt_speedup, marked_contended, method_note, relative_link, summary_cells,
+    CONTENDED_MARK, CONTENDED_NOTE, SUMMARY_COLUMNS, Leaderboard, TrialCell, any_contended, cell_text, column_help, fmt_speedup, marked_contended, method_note, relative_link, summary_cells,
 )
 
 _CSS = """
@@ -56,7 +56,7 @@ def _verdict_class(cell: TrialCell) -> str:
     return cell.verdict or cell.state
 
 
-def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hardware: str | None = None) -> str:
+def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> str:
     models = [s.model for s in board.models]
     summary = _table("summary", list(SUMMARY_COLUMNS), [[escape(c) for c in summary_cells(s)] for s in board.models],
                      {c: column_help(c, board.method) for c in SUMMARY_COLUMNS})
@@ -94,9 +94,12 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None, hard
 
     overview = _table("kernels", ["kernel", *models], overview_rows)
     title = f"KernelArena leaderboard: {board.name}"
-    device = f"<p>Hardware: <b>{escape(hardware)}</b></p>" if hardware else ""
-    if hardware == "CPU":
-        device += f'<p class="note">{escape(CPU_NOTE)}</p>'
+    hardware = board.hardware
+    device = ""
+    if hardware is not None:
+        device = f"<p>Hardware: <b>{escape('CPU' if hardware.device == 'cpu' else hardware.device)}</b></p>"
+        if hardware.cpu_caveat:
+            device += f'<p class="note">{escape(hardware.cpu_caveat)}</p>'
     if any_contended(board):
         device += f'<p class="note">{escape(CONTENDED_NOTE)}</p>'
     intervals = (

@@ -75,6 +75,7 @@ def leaderboard(
     method: Annotated[str, typer.Option("--method", help="published (default: mean and median over correct kernels) or strict (failures count speedup 0 in the mean and median).")] = "published",
 ) -> None:
     """Per-model suite scores (with bootstrap 95% intervals) and per-kernel verdicts of a sweep."""
+    from orchestrator.hardware import hardware_label, hardware_of
     from orchestrator.index import load_index
     from orchestrator.leaderboard import build_leaderboard, render_json, render_markdown, render_rich_table
     from orchestrator.leaderboard_html import render_html
@@ -86,7 +87,8 @@ def leaderboard(
     if method not in METHODS:
         raise UserError(f"unknown --method '{method}'; use one of {', '.join(METHODS)}")
     index = load_index(sweep_dir)
-    board = build_leaderboard(index, resamples=resamples, seed=seed, method=method)
+    board = build_leaderboard(index, resamples=resamples, seed=seed, method=method,
+                              hardware=hardware_of(hardware_label(sweep_dir, index)))
     if fmt == "table":
         if out is None:
             console = wide_console()
@@ -96,9 +98,7 @@ def leaderboard(
             Console(file=fh, width=220).print(render_rich_table(board))
         return
     if fmt == "html":
-        from orchestrator.web.catalog import hardware_label
-
-        text = render_html(board, sweep_dir, out, hardware_label(sweep_dir, index))
+        text = render_html(board, sweep_dir, out)
     else:
         text = {"json": render_json, "md": render_markdown}[fmt](board)
     if out is None:

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from kernelarena.errors import UserError
+from orchestrator.hardware import hardware_label, hardware_of
 from orchestrator.index import INDEX_FILE, Index, load_index
 from orchestrator.leaderboard import Leaderboard, build_leaderboard, compare_models
 from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
-from orchestrator.prepare import FROZEN_SPEC, FROZEN_TASKS, LEDGER_FILE
+from orchestrator.prepare import FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
 from scorer.checks.dynamic import roofline_floor_ms
 from scorer.errors import ScorerUserError
@@ -125,25 +126,6 @@ def _isolation_text(isolation: dict[str, Any]) -> str | None:
     if isolation.get("complete"):
         return "complete"
     return "incomplete: " + (", ".join(str(m) for m in isolation.get("missing") or []) or "unknown")
-
-
-def hardware_label(sweep_dir: Path, index: Index) -> str:
-    """The scoring device as the trials' score.json recorded it (GPU name, else CPU), or the
-    frozen spec's `score.device` while no trial has finished."""
-    for row in index.trials:
-        if row.state == "done":
-            score = read_score(sweep_dir / row.rel_dir)
-            env = score.environment if score else {}
-            if env.get("gpu"):
-                return str(env["gpu"])
-            if env:
-                return "CPU"
-    try:
-        spec = json.loads((sweep_dir / FROZEN_SPEC).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return "unknown"
-    device = str((spec.get("score") or {}).get("device") or "auto")
-    return "CPU" if device == "cpu" else f"{device} (no trial scored yet)"
 
 
 def roofline_share(task: Task | None, kernel_ms: float | None, device_name: str | None) -> float | None:
@@ -261,7 +243,8 @@ class Catalog:
         if board is None:
             if not any(t.suite == suite for t in entry.index.trials):
                 raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
-            board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed)
+            board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed,
+                                      hardware=hardware_of(entry.hardware))
             with self._lock:
                 entry.boards[suite] = board
         return board, entry

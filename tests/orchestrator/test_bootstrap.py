@@ -189,12 +189,12 @@ def test_leaderboard_rows_carry_intervals_and_rank_confidence(sweep_dir: Path) -
             assert m.score_ci[0] <= m.score <= m.score_ci[1]
             assert m.geomean_ci[0] <= m.geomean_speedup <= m.geomean_ci[1]
     assert by["scripted:idle"].score_ci is None and by["scripted:idle"].order_confidence is None
-    assert by["scripted:idle"].rank is None and by["scripted:idle"].rank_range is None
+    assert by["scripted:idle"].rank == len(board.models)  # nothing finished: ranked after all others
     assert board.models[-1].order_confidence is None
-    ranked = [m for m in board.models if m.rank is not None]
-    assert ranked[-1].order_confidence is None  # the last ranked row has no row below to beat
-    for m in ranked:
-        assert 1 <= m.rank_range[0] <= m.rank_range[1] <= len(ranked)
+    scored = [m for m in board.models if m.score is not None]
+    assert scored[-1].order_confidence is None  # the last scored row has no row below to beat
+    for m in board.models:
+        assert 1 <= m.rank == m.rank_range[0] <= m.rank_range[1] <= len(board.models)
     strong_rank = [m.model for m in board.models].index("scripted:strong")
     below = board.models[strong_rank + 1].model
     if below == "scripted:weak":  # strong is weak x 1.5 on every task
@@ -230,7 +230,9 @@ def test_cli_json_and_markdown_carry_the_same_numbers(sweep_dir: Path) -> None:
     line = next(line for line in md.stdout.splitlines() if f"| {top.model} |" in line)
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[cols.index("score 95% CI")] == f"[{sig(top.score_ci[0])}, {sig(top.score_ci[1])}]"
-    assert cells[cols.index("rank")] == f"1 ({top.rank_range[0]}-{top.rank_range[1]})" or top.rank_range == (1, 1)
+    assert cells[cols.index("rank")] == "1" and cells[cols.index("strict rank")] == str(top.rank_strict)
+    best, worst = top.rank_range
+    assert cells[cols.index("rank range")] == (f"{best}-{worst}" if best != worst else "1")
     assert cells[cols.index("P(rank holds)")] == f"{top.order_confidence:.2f}"
     bad = _cli("leaderboard", str(sweep_dir), "--bootstrap", "-1")
     assert bad.returncode == 2 and "--bootstrap" in bad.stderr

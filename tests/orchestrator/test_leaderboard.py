@@ -114,15 +114,18 @@ def test_model_summaries_match_hand_arithmetic(sweep_dir: Path) -> None:
     assert c.fast_p == pytest.approx({"1.0": 0.5, "1.5": 0.5})
     assert (c.solved, c.tasks, c.finished) == (2, 2, 4)
 
-    d = by[D]  # finished, nothing correct: no mean or median ("-"), score 0, still ranked
+    d = by[D]  # finished, nothing correct: no mean or median ("-"), score 0, ranked after the scored
     assert d.mean_speedup is None and d.median_speedup is None and d.geomean_speedup is None
     assert d.score == 0.0 and d.pass_at_1 == 0.0 and d.rank == 4
 
-    e = by[E]  # nothing finished: no score, not ranked, listed last
-    assert e.score is None and e.rank is None and e.finished == 0
+    e = by[E]  # nothing finished: no score, sharing the last rank with the model that solved nothing
+    assert e.score is None and e.rank == 4 and e.finished == 0
 
     assert [m.model for m in board.models] == [C, A, B, D, E]  # ranked by score
-    assert [m.rank for m in board.models] == [1, 2, 3, 4, None]
+    assert [m.rank for m in board.models] == [1, 2, 3, 4, 4]  # no bootstrap: each score its own interval
+    assert [m.rank_strict for m in board.models] == [1, 2, 3, 4, 5]
+    assert [m.rank_range for m in board.models] == [(1, 1), (2, 2), (3, 3), (4, 5), (4, 5)]
+    assert board.rank_note.startswith("rank = the order by score, exact ties shared")
 
 
 def test_strict_method_counts_failures_inside_mean_and_median(sweep_dir: Path) -> None:
@@ -144,14 +147,19 @@ def test_tied_models_share_a_rank(sweep_dir: Path) -> None:
     twin = "scripted:twin"
     index.models[twin] = index.models[A].model_copy(update={"id": twin})
     index.trials += [r.model_copy(update={"model": twin, "model_id": twin}) for r in index.trials if r.model == A]
+    point = {m.model: m for m in build_leaderboard(index, resamples=0).models}
+    assert point[A].rank == point[twin].rank == 2 and point[B].rank == 4  # equal scores share a rank
+    assert {point[A].rank_strict, point[twin].rank_strict} == {2, 3}
     board = build_leaderboard(index, resamples=300)
     by = {m.model: m for m in board.models}
-    assert by[A].rank == by[twin].rank == 2 and by[B].rank == 4
-    assert by[A].rank_range == by[twin].rank_range  # the same results in every resample
-    lo, hi = by[C].rank_range
-    assert lo == 1 and lo <= hi <= 5  # four tasks: the ranges are wide
-    assert all(m.rank_range[0] <= m.rank for m in board.models if m.rank)
-    assert by[E].rank_range is None
+    assert by[A].score_ci == by[twin].score_ci and by[A].rank == by[twin].rank
+    for m in board.models:  # four tasks: wide intervals, and the rank is LMArena's count of those wholly above
+        if m.score:
+            assert m.rank == 1 + sum(o.score_ci[0] > m.score_ci[1] for o in board.models if o.score)
+            assert m.rank_range[0] == m.rank <= m.rank_range[1] <= 6
+    assert by[C].rank == 1 and by[A].rank == 1  # 3.0 and 1.71 on four tasks are not told apart
+    assert by[D].rank == by[E].rank == 5 and by[E].rank_range == (5, 6)  # no correct kernel: after all others
+    assert sorted(m.rank_strict for m in board.models) == [1, 2, 3, 4, 5, 6]
 
 
 def test_two_models_side_by_side(sweep_dir: Path) -> None:
@@ -243,7 +251,7 @@ def test_html_is_self_contained_with_summary_and_kernel_sections(sweep_dir: Path
     assert rows[A][header.index("score")] == "1.71"
     assert rows[C][header.index("mean x")] == "2.00"
     assert rows[D][header.index("mean x")] == "-" and rows[D][header.index("score")] == "0"
-    assert rows[E][header.index("rank")] == "-" and rows[E][header.index("score")] == "-"
+    assert rows[E][header.index("rank")] == rows[D][header.index("rank")] and rows[E][header.index("score")] == "-"
     assert rows[B][header.index("finished")] == "3/4"
     assert rows[C][header.index("pass@1")] == "0.75"
     for task in ("t1", "t2", "t3", "t4"):

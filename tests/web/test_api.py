@@ -176,7 +176,7 @@ def test_a_contended_timing_travels_from_score_json_to_the_boards(tmp_path: Path
     assert board.models[0].contended == 1
     markdown = render_markdown(board)
     assert markdown.count("(contended)") == 2  # the one cell, and the note that explains the mark
-    html = render_html(board, out, out / "board.html", hardware="CPU")
+    html = render_html(board, out, out / "board.html")
     assert "x2.00 (contended)" in html and "foreign compute" in html, html
 
     client = TestClient(create_app(Catalog([tmp_path], resamples=0)))
