@@ -28,6 +28,9 @@ class Registry(Generic[T]):
         if install_hint:
             self._hints[name] = install_hint
 
+    def __contains__(self, name: str) -> bool:
+        return name in self._factories or any(ep.name == name for ep in entry_points(group=self.group))
+
     def names(self) -> list[str]:
         found = set(self._factories)
         found.update(ep.name for ep in entry_points(group=self.group))

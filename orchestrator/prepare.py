@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from harnesses.registry import HARNESSES
-from harnesses.models import SDK_PROVIDERS, check_credentials, create_model, parse_model_id
+from harnesses.models import check_credentials, create_model, parse_model_id, provider_of
 from harnesses.models.base import ModelError, TaskContext
 from harnesses.models.credentials import rejected_key_message
 from kernelarena.errors import ConfigError, UserError
@@ -104,8 +104,8 @@ def check_keys_accepted(spec: SweepSpec) -> None:
     under the retry policy and the circuit breaker."""
 
     async def check(model: ModelSpec) -> str | None:
-        if parse_model_id(model.id)[0] not in SDK_PROVIDERS:
-            return None
+        if not provider_of(parse_model_id(model.id)[0]).model_options:
+            return None  # built for a task only (scripted, replay): nothing behind it to ask
         client = create_model(model.id, **model.client_options())
         try:
             await client.check_access()

@@ -15,9 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harnesses.budget import BudgetConfig
 from harnesses.models.base import ModelOptions
+from harnesses.models.provider import known_prefixes, unknown_prefix_message
 from kernelarena.errors import ConfigError, UserError, first_problem
-
-KNOWN_PREFIXES = ("openai", "anthropic", "google", "litellm", "scripted", "replay")
 
 
 class _Strict(BaseModel):
@@ -48,9 +47,9 @@ class ModelSpec(ModelOptions):
     def _known_prefix(cls, value: str) -> str:
         prefix, sep, rest = value.partition(":")
         if not sep or not rest:
-            raise ValueError(f"model id '{value}' needs a provider prefix, e.g. 'openai:gpt-5' (known: {', '.join(KNOWN_PREFIXES)})")
-        if prefix not in KNOWN_PREFIXES:
-            raise ValueError(f"unknown model prefix '{prefix}:' in '{value}'; use one of {', '.join(p + ':' for p in KNOWN_PREFIXES)}")
+            raise ValueError(f"model id '{value}' needs a provider prefix, e.g. 'openai:gpt-5' (known: {', '.join(known_prefixes())})")
+        if prefix not in known_prefixes():
+            raise ValueError(unknown_prefix_message(prefix, value))
         return value
 
     @model_validator(mode="after")
@@ -115,8 +114,8 @@ class ConcurrencySpec(_Strict):
     @classmethod
     def _known_providers(cls, value: dict[str, int]) -> dict[str, int]:
         for provider, limit in value.items():
-            if provider not in KNOWN_PREFIXES:
-                raise ValueError(f"unknown provider '{provider}'; use one of {', '.join(KNOWN_PREFIXES)}")
+            if provider not in known_prefixes():
+                raise ValueError(unknown_prefix_message(provider))
             if limit < 1:
                 raise ValueError(f"limit for '{provider}' must be at least 1")
         return value

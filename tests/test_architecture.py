@@ -244,11 +244,11 @@ def test_provider_sdks_are_extras_not_core_dependencies() -> None:
 @pytest.mark.parametrize("provider", sorted(PROVIDER_SDKS))
 def test_a_missing_sdk_names_its_extra(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the SDK not importable (None in sys.modules makes `import` raise ImportError), the
-    model registry's error names `kernelarena[<provider>]`, an extra pyproject declares."""
-    from harnesses.models import registry
+    error of building a client names `kernelarena[<provider>]`, an extra pyproject declares."""
+    from harnesses.models import create_model
 
     monkeypatch.setitem(sys.modules, PROVIDER_SDKS[provider], None)
     monkeypatch.delitem(sys.modules, f"harnesses.models.{provider}_client", raising=False)
     with pytest.raises(UserError, match=rf"pip install 'kernelarena\[{provider}\]'"):
-        registry.get(provider)
+        create_model(f"{provider}:some-model")
     assert provider in _pyproject()["optional-dependencies"]

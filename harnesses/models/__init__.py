@@ -1,15 +1,15 @@
 """Model clients: one interface (base.py) over the official provider SDKs, chosen by id prefix.
 
 ``create_model("anthropic:claude-opus-4-6", max_tokens=4096)`` returns a ``ModelClient``. Each
-prefix maps to a module-level factory ``create(name, task, **options) -> ModelClient``, loaded
-on first use so an SDK is imported only when its provider is used. Third-party providers
-register the same kind of factory under the entry-point group ``kernelarena.models``.
+prefix is a ``ModelProvider`` registration (provider.py): its client factory, its key variables
+and its prices. The built-ins (builtin_providers.py) register below; outside packages register
+theirs under the entry-point group ``kernelarena.models``. An SDK is imported only when its
+provider's first client is built.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -23,44 +23,32 @@ from harnesses.models.base import (
     ToolSpec,
     Usage,
 )
+from harnesses.models.builtin_providers import BUILTIN_PROVIDERS
 from harnesses.models.credentials import check_key
+from harnesses.models.provider import PROVIDERS, ModelProvider, Price, known_prefixes, provider_of
 from kernelarena.errors import ConfigError, first_problem
-from kernelarena.registry import Registry
 
 __all__ = [
     "ModelClient",
     "ModelError",
     "ModelOptions",
+    "ModelProvider",
     "ModelTurn",
-    "SDK_PROVIDERS",
+    "PROVIDERS",
+    "Price",
     "TaskContext",
     "ToolCall",
     "ToolSpec",
     "Usage",
     "check_credentials",
     "create_model",
+    "known_prefixes",
     "parse_model_id",
-    "registry",
+    "provider_of",
 ]
 
-ModelFactory = Callable[..., ModelClient]
-
-registry: Registry[ModelFactory] = Registry("model", group="kernelarena.models")
-
-
-def _factory(module: str) -> Callable[[], ModelFactory]:
-    return lambda: importlib.import_module(module).create
-
-
-registry.register("openai", _factory("harnesses.models.openai_client"), "pip install 'kernelarena[openai]'")
-registry.register("anthropic", _factory("harnesses.models.anthropic_client"), "pip install 'kernelarena[anthropic]'")
-registry.register("google", _factory("harnesses.models.google_client"), "pip install 'kernelarena[google]'")
-registry.register("litellm", _factory("harnesses.models.litellm_client"), "pip install 'kernelarena[litellm]'")
-registry.register("scripted", _factory("harnesses.models.scripted"))
-registry.register("replay", _factory("harnesses.models.replay"))
-
-# Prefixes whose options are the provider options of ModelOptions (the others take their own).
-SDK_PROVIDERS = frozenset({"openai", "anthropic", "google", "litellm"})
+for _prefix, _provider in BUILTIN_PROVIDERS.items():
+    PROVIDERS.register(_prefix, lambda registered=_provider: registered)
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -68,7 +56,7 @@ def parse_model_id(model_id: str) -> tuple[str, str]:
     if not sep or not provider or not name:
         raise ConfigError(
             f"model id {model_id!r} needs the form provider:name (e.g. anthropic:claude-opus-4-6, "
-            f"openai:gpt-5.4); providers: {', '.join(registry.names())}"
+            f"openai:gpt-5.4); providers: {', '.join(known_prefixes())}"
         )
     return provider, name
 
@@ -84,23 +72,22 @@ def _options(model_id: str, options: dict[str, Any]) -> ModelOptions:
 
 def create_model(model_id: str, *, task: TaskContext | None = None, **options: Any) -> ModelClient:
     """A ready client; raises ConfigError (a UserError) for a bad id, option or missing key."""
-    provider, name = parse_model_id(model_id)
-    if provider in SDK_PROVIDERS:
+    prefix, name = parse_model_id(model_id)
+    provider = provider_of(prefix)
+    if provider.model_options:
         options = _options(model_id, options).model_dump(exclude_unset=True)
-    factory = registry.get(provider)
-    return factory(name, task, **options)
+    return provider.create(name, task, **options)
 
 
 def check_credentials(model_id: str, **options: Any) -> None:
     """Fail fast, before any trial starts, when the key for ``model_id`` is not in the environment.
 
-    Accepts the model's options so ``api_key_env`` is honoured (a compatible extension of
-    ``check_credentials(model_id)``). Prefixes without keys (scripted, replay) pass.
+    Accepts the model's options so ``api_key_env`` is honoured (for a provider whose clients take
+    ``ModelOptions``). A provider that registers no key variable (scripted, replay) passes; an
+    unknown prefix is a UserError naming the known ones.
     """
-    provider, name = parse_model_id(model_id)
-    if provider not in SDK_PROVIDERS:
-        if provider not in registry.names():
-            registry.get(provider)  # raises the "unknown model provider" UserError
-        return
-    check_key(provider, name, _options(model_id, options).api_key_env)
+    prefix, name = parse_model_id(model_id)
+    provider = provider_of(prefix)
+    api_key_env = _options(model_id, options).api_key_env if provider.model_options else None
+    check_key(prefix, name, api_key_env)
 

@@ -1,46 +1,21 @@
-"""Which environment variable holds the key for a model id, checked before any trial starts."""
+"""Which environment variable holds the key for a model id, checked before any trial starts.
+
+The variables come from the provider's registration (``ModelProvider.key_envs``); a model's
+``api_key_env`` option replaces them."""
 
 from __future__ import annotations
 
 import os
 
 from harnesses.models._common import require_key
-
-# The variables each provider's SDK reads by default.
-PROVIDER_KEY_ENVS: dict[str, list[str]] = {
-    "openai": ["OPENAI_API_KEY"],
-    "anthropic": ["ANTHROPIC_API_KEY"],
-    "google": ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-}
-
-# LiteLLM routes by the prefix before "/"; these are the variables LiteLLM reads for the common
-# routes. A route not listed here (local servers, cloud IAM) is not checked.
-LITELLM_KEY_ENVS: dict[str, list[str]] = {
-    "openai": ["OPENAI_API_KEY"],
-    "anthropic": ["ANTHROPIC_API_KEY"],
-    "gemini": ["GEMINI_API_KEY"],
-    "xai": ["XAI_API_KEY"],
-    "mistral": ["MISTRAL_API_KEY"],
-    "groq": ["GROQ_API_KEY"],
-    "deepseek": ["DEEPSEEK_API_KEY"],
-    "openrouter": ["OPENROUTER_API_KEY"],
-    "together_ai": ["TOGETHERAI_API_KEY", "TOGETHER_AI_API_KEY"],
-    "fireworks_ai": ["FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"],
-    "cohere": ["COHERE_API_KEY"],
-    "perplexity": ["PERPLEXITYAI_API_KEY"],
-    "cerebras": ["CEREBRAS_API_KEY"],
-    "moonshot": ["MOONSHOT_API_KEY"],
-}
+from harnesses.models.provider import provider_of
 
 
 def key_envs(provider: str, name: str, api_key_env: str | None = None) -> list[str]:
-    """Variables that may hold the key, in order; empty when we cannot tell (nothing to check)."""
+    """Variables that may hold the key, in order; empty when the provider needs none (nothing to check)."""
     if api_key_env:
         return [api_key_env]
-    if provider == "litellm":
-        route = name.split("/", 1)[0] if "/" in name else ""
-        return LITELLM_KEY_ENVS.get(route, [])
-    return PROVIDER_KEY_ENVS.get(provider, [])
+    return provider_of(provider).key_variables(name)
 
 
 def check_key(provider: str, name: str, api_key_env: str | None = None) -> str | None:

@@ -1,8 +1,9 @@
 """USD per million tokens, per model id, so a budget can be set in dollars and runs report cost.
 
-The built-in figures are ILLUSTRATIVE DEFAULTS, not quotes: check your provider's price page
-and override them. Extend or override with a TOML file named by ``KERNELARENA_PRICES`` or the
-``prices_path`` option (later sources win)::
+A model's price comes from a price file, else from its provider's registration
+(``ModelProvider.prices``; the built-ins' figures are ILLUSTRATIVE DEFAULTS, not quotes), else
+from the id a router's registration says it is priced as (``priced_as``). Price files are TOML,
+named by ``KERNELARENA_PRICES`` or the ``prices_path`` option (later sources win)::
 
     [prices."openai:gpt-5.4"]
     input_per_mtok = 1.25
@@ -12,61 +13,29 @@ and override them. Extend or override with a TOML file named by ``KERNELARENA_PR
 
 Cached prompt tokens are priced at their own rates: a prompt served from the cache costs a
 tenth or so of a fresh one, and Anthropic charges a premium for writing the cache. A missing
-cache rate falls back to the provider's usual ratio to the input rate (``CACHE_RATIOS``). A
-model with no price at all still runs; its cost is unknown and budgets then skip dollars.
+cache rate is the provider's registered ratio (``ModelProvider.cache_ratios``) to the input
+rate. A model with no price at all still runs; its cost is unknown and budgets then skip dollars.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 from harnesses.models.base import Usage
+from harnesses.models.provider import PROVIDERS, ModelProvider, Price, provider_of
 from kernelarena.errors import ConfigError
 
 PRICES_ENV = "KERNELARENA_PRICES"
 
-
-# (cache read, cache write) per provider as multiples of the input rate, as the providers
-# publish them: Anthropic reads at 0.1x and writes (5-minute cache) at 1.25x; OpenAI's and
-# Gemini's cached input is 0.1x and writing the cache costs nothing extra.
-CACHE_RATIOS: dict[str, tuple[float, float]] = {
-    "anthropic": (0.1, 1.25),
-    "openai": (0.1, 1.0),
-    "google": (0.1, 1.0),
-}
-_DEFAULT_CACHE_RATIOS = (1.0, 1.0)  # a provider we know nothing about: cached tokens at full price
-
-
-@dataclass(frozen=True)
-class Price:
-    input_per_mtok: float
-    output_per_mtok: float
-    cache_read_per_mtok: float | None = None
-    """None: the provider's CACHE_RATIOS applied to the input rate."""
-    cache_write_per_mtok: float | None = None
-
-
-# Illustrative defaults (see module docstring).
-BUILTIN_PRICES: dict[str, Price] = {
-    "anthropic:claude-opus-4-6": Price(5.0, 25.0),
-    "anthropic:claude-sonnet-4-5": Price(3.0, 15.0),
-    "anthropic:claude-haiku-4-5": Price(1.0, 5.0),
-    "openai:gpt-5.4": Price(1.25, 10.0),
-    "openai:gpt-5-mini": Price(0.25, 2.0),
-    "google:gemini-3.1-pro": Price(2.0, 12.0),
-    "google:gemini-2.5-flash": Price(0.3, 2.5),
-    "litellm:xai/grok-4": Price(3.0, 15.0, cache_read_per_mtok=0.75),
-}
-
-# litellm:<route>/<name> costs what the provider's own id costs, unless listed itself.
-_LITELLM_ROUTES = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+_FULL_PRICE = (1.0, 1.0)  # cached tokens of a provider nobody registered: at the input rate
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Price]:
-    prices = dict(BUILTIN_PRICES)
+    """The price files' table by model id (``KERNELARENA_PRICES``, then ``path``); the providers'
+    registered prices are not in it, ``price_of`` asks them."""
+    prices: dict[str, Price] = {}
     for source in (os.environ.get(PRICES_ENV), path):
         if source:
             prices.update(_read_table(Path(source)))
@@ -95,24 +64,37 @@ def _read_table(path: Path) -> dict[str, Price]:
     return table
 
 
-def price_of(model_id: str, prices: dict[str, Price] | None = None) -> Price | None:
-    table = prices if prices is not None else load_prices()
+def _registration(model_id: str) -> tuple[ModelProvider | None, str]:
+    prefix, _, name = model_id.partition(":")
+    return (provider_of(prefix) if prefix in PROVIDERS else None), name
+
+
+def _priced_as(model_id: str) -> str | None:
+    provider, name = _registration(model_id)
+    return provider.priced_as(name) if provider is not None and provider.priced_as else None
+
+
+def _listed(model_id: str, table: dict[str, Price]) -> Price | None:
     if model_id in table:
         return table[model_id]
-    provider, _, name = model_id.partition(":")
-    if provider == "litellm" and "/" in name:
-        route, _, rest = name.partition("/")
-        if route in _LITELLM_ROUTES:
-            return table.get(f"{_LITELLM_ROUTES[route]}:{rest}")
-    return None
+    provider, name = _registration(model_id)
+    return provider.listed_price(name) if provider is not None else None
+
+
+def price_of(model_id: str, prices: dict[str, Price] | None = None) -> Price | None:
+    """The price files' entry, else the provider's registered price, else that of the id the
+    provider says the model is priced as (one step, so no registration can loop). None: unknown."""
+    table = prices if prices is not None else load_prices()
+    listed = _listed(model_id, table)
+    alias = _priced_as(model_id) if listed is None else None
+    return _listed(alias, table) if alias else listed
 
 
 def cache_rates(model_id: str, price: Price) -> tuple[float, float]:
-    """(cache read, cache write) USD per million tokens for this model."""
-    provider, _, name = model_id.partition(":")
-    if provider == "litellm" and "/" in name:
-        provider = _LITELLM_ROUTES.get(name.split("/", 1)[0], provider)
-    read_ratio, write_ratio = CACHE_RATIOS.get(provider, _DEFAULT_CACHE_RATIOS)
+    """(cache read, cache write) USD per million tokens for this model; a rate the price does not
+    give is the registered ratio of the provider (of the id it is priced as, for a router)."""
+    provider, _ = _registration(_priced_as(model_id) or model_id)
+    read_ratio, write_ratio = provider.cache_ratios if provider is not None else _FULL_PRICE
     read = price.cache_read_per_mtok if price.cache_read_per_mtok is not None else price.input_per_mtok * read_ratio
     write = price.cache_write_per_mtok if price.cache_write_per_mtok is not None else price.input_per_mtok * write_ratio
     return read, write

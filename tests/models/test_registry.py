@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harnesses.models import check_credentials, create_model, registry
+from harnesses.models import check_credentials, create_model, known_prefixes, provider_of
 from harnesses.models.anthropic_client import AnthropicClient
 from harnesses.models.google_client import GoogleClient
 from harnesses.models.openai_client import OpenAIClient
@@ -86,12 +86,12 @@ def test_unknown_or_invalid_option_is_a_config_error(monkeypatch: pytest.MonkeyP
         create_model("openai:gpt-5.4", max_retries=-1)
 
 
-def test_scripted_and_replay_are_registered_lazily() -> None:
-    assert {"openai", "anthropic", "google", "litellm", "scripted", "replay"} <= set(registry.names())
+def test_builtins_are_registrations_that_import_their_client_when_first_built() -> None:
+    assert {"openai", "anthropic", "google", "litellm", "scripted", "replay"} <= set(known_prefixes())
     for prefix in ("scripted", "replay"):
-        try:
-            factory = registry.get(prefix)
-        except UserError as exc:  # the harness engineer's module has not landed yet
-            assert f"harnesses.models.{prefix}" in str(exc)
-            continue
-        assert callable(factory) and factory.__module__ == f"harnesses.models.{prefix}"
+        provider = provider_of(prefix)
+        assert provider.key_variables("x") == [] and not provider.model_options
+    assert provider_of("google").key_variables("gemini-3.1-pro") == ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+    assert provider_of("litellm").key_variables("xai/grok-4") == ["XAI_API_KEY"]
+    with pytest.raises(ConfigError, match="plays a specific task"):  # scripted's own create answered
+        create_model("scripted:reference")
