@@ -37,7 +37,7 @@ class Entry:
     gpu_only: bool
     pattern: str | None  # None for clean kernels
     xfail: str | None = None  # a known gap, with the change that closes it
-    neutralized: str | None = None  # why the attack can no longer gain anything
+    neutralized: str | None = None  # why the attack has nothing left to gain
 
     @property
     def name(self) -> str:

@@ -569,8 +569,9 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
 
 
 # --- library work below the function mode: custom ops' bodies and native code (CPU) -------------
-# Session 15's red team did the whole task in the body of a custom op of the solution's own,
-# and in a load_inline extension calling at::special_expit: the function mode saw neither.
+# A red team's kernels (docs/results/2026-12-05-session15-red-team-on-cpu.md, a06 and a09) do the
+# whole task in the body of a custom op of the solution's own, or in a load_inline extension
+# calling at::special_expit: the function mode sees neither.
 
 
 @pytest.mark.parametrize("name", ["custom_op_body", "library_impl_body", "subclass_carrier"])

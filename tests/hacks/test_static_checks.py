@@ -318,7 +318,8 @@ def test_policy_allow_and_deny() -> None:
 
 
 HONEST = {
-    # Real agents' glue (a red-team run of honest styles, session 15): each was rejected by a name.
+    # Real agents' glue, honest (styles from a red-team run on CPU, its log
+    # docs/results/2026-12-05-session15-red-team-on-cpu.md): a rule of names alone rejects each.
     "numpy on sizes held in locals": _forward("""
         lead = x.shape[:-1]
         B, D = x.shape

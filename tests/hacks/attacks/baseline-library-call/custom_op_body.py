@@ -1,8 +1,9 @@
 # task: swish
 # The library does the whole task in the body of the solution's own torch.library.custom_op. The
-# function mode sees only the op, which is glue, and runs it with itself popped, so the body's
-# sigmoid and multiply went uncounted on CPU (session 15's red team, a09: passed). A decoy Triton
-# launch on every call satisfies the launch census.
+# function mode sees only the op, which is glue, and runs it with itself popped, so the mode alone
+# leaves the body's sigmoid and multiply uncounted on CPU (a09 of
+# docs/results/2026-12-05-session15-red-team-on-cpu.md passed so). A decoy Triton launch on every
+# call satisfies the launch census.
 import torch
 import torch.nn as nn
 import triton

@@ -1,8 +1,9 @@
 # task: swish
 # A load_inline extension whose C++ is ATen compute spelled past the static name list
 # (at::special_expit, operator*). ATen called from C++ never meets the Python-level function mode,
-# and with no Triton work to count, the library's work read 0 (session 15's red team, a06: passed
-# on CPU). A decoy Triton launch on the first call satisfies the census.
+# and with no Triton work to count, the function mode alone reads the library's work as 0 (a06 of
+# docs/results/2026-12-05-session15-red-team-on-cpu.md passed on CPU so). A decoy Triton launch on
+# the first call satisfies the census.
 import torch
 import torch.nn as nn
 import triton

@@ -3,9 +3,9 @@
 # the input on every later call (the timed repetitions and the judge's batch): no output
 # allocation where it is timed. It tells the trials are over by the scorer's protocol: the first
 # input's buffer comes back for the repeat and then refilled, and after that third sighting no
-# trial is left. Before the kept timed repetitions' inputs were drawn again and compared, this
-# passed with no finding (session 16's red team counted calls instead, which the number of
-# seeds changes).
+# trial is left. It is caught because the kept timed repetitions' inputs are drawn again and
+# compared after the timing; without that it passes with no finding. (Counting calls to tell the
+# trials are over would not hold: the number of seeds changes it.)
 import torch
 import torch.nn as nn
 import triton
