@@ -202,7 +202,7 @@ async def test_closing_abandons_a_waiting_turn_without_a_false_retry(tmp_path: P
         with pytest.raises(httpx.HTTPError):
             await waiting
         await client.aclose()
-        await asyncio.sleep(1.5)  # where the false retry used to land
+        await asyncio.sleep(1.5)  # where a false retry would land
     evs = list(read_events(tmp_path / "t.jsonl"))
     after = [e for e in evs[[e["type"] for e in evs].index("budget"):]]
     assert [e["type"] for e in after] == ["budget", "error"]

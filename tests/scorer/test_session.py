@@ -51,7 +51,7 @@ def test_reference_prepared_once_and_a_fresh_worker_per_kernel(demo: Suite) -> N
 
 @pytest.mark.slow
 def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suite, tmp_path, monkeypatch) -> None:
-    """The judge no longer holds the GPU lock while a reference prepares (building a large model
+    """The judge does not hold the GPU lock while a reference prepares (building a large model
     on the host takes seconds other scorers need not wait for): the worker takes the lock's
     shared side itself, so it waits while another scorer times, and goes on once that ends."""
     import time

@@ -1,6 +1,7 @@
 """The roofline floor is a lower bound: a task's bytes and FLOPs never count work that a correct
-kernel may skip, or the impossible-speed flag would fire on honest kernels (it nearly did on the
-H200 for the two masked tasks below, whose reference solutions ran at 0.92x and 0.99x of the old floor)."""
+kernel may skip, or the impossible-speed flag would fire on honest kernels. On the H200 the two
+masked tasks below ran their reference solutions at 0.92x and 0.99x of a floor that counted the
+masked-out work."""
 
 from __future__ import annotations
 
