@@ -260,7 +260,7 @@ def _descendants(root: int) -> list[int]:
 
 
 def test_the_batch_is_read_at_the_timed_stages_load() -> None:
-    """Session 20's false verdict with three test workers on a 2-core box: the honest
+    """A false verdict seen with three test workers on a 2-core box (2026-12-06): the honest
     swish_cpp_loop_portable's 8 calls took 54.2 ms on the judge's clock (5.4 ms a call after the
     1.36 ms calibration) against 0.50 ms reported: the batch waited for cores far more than the
     timed stage had. Its wall time is read at the timed stage's load, from the scheduler's counts
