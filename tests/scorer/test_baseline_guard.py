@@ -22,6 +22,7 @@ from scorer.judge.reference import ReferenceService
 from scorer.judge.stopwatch import STOPPED_S, process_state
 from scorer.workers.protocol import Ping
 from tests.scorer.conftest import fast_options
+from tests.shared.waiting import wait_until
 
 
 def _reference(demo, tmp_path: Path, **overrides: object) -> ReferenceService:
@@ -78,22 +79,13 @@ def test_a_reference_worker_left_stopped_is_ended_and_named_within_seconds(demo,
     pid = ref.worker.proc.pid
     try:
         os.kill(pid, signal.SIGSTOP)
-        assert _eventually(lambda: process_state(pid) == "T")
+        wait_until(lambda: process_state(pid) == "T", 5, "the worker to show as stopped")
         started = time.monotonic()
         with pytest.raises(ScorerBroken, match="was stopped"):
             ref.request("round_trip", Ping())
         assert time.monotonic() - started < STOPPED_S + 10, "the judge waited on a stopped worker"
     finally:
         ref.close()
-
-
-def _eventually(check, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_baseline_slower_than_the_judges_clock_allows_is_refused() -> None:
@@ -116,7 +108,7 @@ def test_waiting_for_quiet_cores_gives_up_while_a_neighbour_burns_one() -> None:
                          capture_output=True, text=True, check=True)
     burner = int(out.stdout.strip())
     try:
-        time.sleep(0.3)
+        wait_until(lambda: contention.tree_cpu_ms(burner) >= 200, 30, "the neighbour to burn")
         t0 = time.monotonic()
         assert contention.wait_for_quiet(2.0) is False
         assert 2.0 <= time.monotonic() - t0 < 4.0

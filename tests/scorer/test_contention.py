@@ -17,6 +17,7 @@ import pytest
 
 from scorer.gpu import contention
 from tests.scorer.conftest import score_file
+from tests.shared.waiting import wait_until
 
 BURN = "import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
 
@@ -33,8 +34,9 @@ def detached_burners(count: int, seconds: float) -> list[int]:
 @pytest.fixture
 def burners() -> Iterator[list[int]]:
     pids = detached_burners(2, 120)
-    time.sleep(0.3)
     try:
+        for pid in pids:  # past the interpreter's start, in the loop: 0.2 s of CPU time
+            wait_until(lambda pid=pid: contention.tree_cpu_ms(pid) >= 200, 30, f"burner {pid} to burn")
         yield pids
     finally:
         for pid in pids:
@@ -168,7 +170,7 @@ def test_gpu_samples_of_other_processes_are_foreign() -> None:
 
 
 @pytest.mark.gpu
-def test_cuda_burner_is_seen_by_nvml() -> None:
+def test_cuda_burner_is_seen_by_nvml(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU")
@@ -176,13 +178,17 @@ def test_cuda_burner_is_seen_by_nvml() -> None:
     from scorer.gpu.lock import device_lock_key
 
     key = device_lock_key("cuda:0")
-    code = ("import torch, time\nx = torch.randn(8192, 8192, device='cuda')\nend = time.time() + 30\n"
-            "while time.time() < end:\n    x = x @ x; x = x / x.norm()\n    torch.cuda.synchronize()\n")
+    ready = tmp_path / "computing"
+    # It says when its CUDA context is up and its first matmuls are done: from then on it computes.
+    code = ("import torch, time\nx = torch.randn(8192, 8192, device='cuda')\nend = time.time() + 120\n"
+            "while time.time() < end:\n    x = x @ x; x = x / x.norm()\n    torch.cuda.synchronize()\n"
+            f"    open('{ready}', 'a').close()\n")
     burner = subprocess.Popen(["sh", "-c", f"{sys.executable} -c \"{code}\" >/dev/null 2>&1 & echo $!"],
                               stdout=subprocess.PIPE, text=True)
     pid = int((burner.communicate()[0] or "0").strip())
     try:
-        time.sleep(8)  # CUDA context and the first matmuls
+        wait_until(lambda: ready.exists() or not Path(f"/proc/{pid}").exists(), 120, "the CUDA burner's first matmuls")
+        assert ready.exists(), "the CUDA burner ended before its first matmul"
         with contention.watch("cuda", key) as seen:
             time.sleep(2)
         assert seen.contended, seen.evidence()
