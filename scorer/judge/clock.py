@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from scorer.checks.catalog import Finding
 from scorer.gpu import contention
+from scorer.score import TimingResult
 
 # The threshold keeps a margin above the honest bound / reported figures measured. On the H200
 # (docs/results/2026-12-03-judge-owns-data-and-clock.md) kernels of 0.3 ms and more measured
@@ -86,6 +87,23 @@ class BatchClock:
 
     def bound_ms(self) -> float:
         return max(0.0, self.work_ms() / max(1, self.calls) - self.overhead_ms_per_call)
+
+
+# The least a kernel's time counts as in its speedup: the judge's batch time a call over this
+# factor. Honest kernels measured batch / reported ratios up to 4.6 on a loaded 2-core CPU and up to
+# about 7 for a host-bound 0.068 ms swish on the H200 (its Python launches sit in the batch, not
+# in its events), so the floor stays below every honest figure seen, while a forged clock gains at
+# most this factor wherever the ratio check's slack lets it through.
+FLOOR_RATIO = 8.0
+
+
+def floor_speedup(timing: TimingResult, clock: BatchClock) -> None:
+    """Records the floor, and where the kernel's median lies below it, takes the speedup from it."""
+    timing.judge_floor_ms = clock.bound_ms() / FLOOR_RATIO
+    if timing.kernel_ms is None or timing.baseline_ms is None or not timing.kernel_ms < timing.judge_floor_ms:
+        return
+    timing.floored = True
+    timing.speedup = timing.baseline_ms / timing.judge_floor_ms
 
 
 def median_round_trip_ms(samples_ms: list[float]) -> float:

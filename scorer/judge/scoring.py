@@ -36,7 +36,8 @@ from scorer.correctness.evaluate import CorrectnessOutcome
 from scorer.workers.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import BatchClock, CoreShare, StageCpu, clock_findings, prompt_gil_handoff, window_findings, window_ms
+from scorer.judge.clock import (BatchClock, CoreShare, StageCpu, clock_findings, floor_speedup, prompt_gil_handoff,
+                                window_findings, window_ms)
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -51,6 +52,7 @@ from scorer.workers import replies
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 from scorer.workers.protocol import ProtocolViolation
 from scorer.judge import outside
+from scorer.judge.rep_budget import timed_subset
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
@@ -178,6 +180,14 @@ def _shipped(shared: dict[str, Any] | None, reply: Frame) -> tuple[dict[str, Any
     return (shared, None) if shared is not None else (None, reply.payload)
 
 
+def _renamed(shipped: tuple[dict[str, Any] | None, Any], names: dict[str, str]) -> tuple[dict[str, Any] | None, Any]:
+    """The shipped outputs under other keys (CUDA IPC descriptors, or the payload's dict); a key
+    off the list stays as it is, for the reference worker to refuse."""
+    shared, payload = shipped
+    rename = (lambda d: {names.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d)
+    return rename(shared), rename(payload)
+
+
 def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> WorkerProcess:
     """A kernel's worker (not started): its address space capped on a CPU (CUDA needs a huge one),
     and on a GPU its context and the hold made as soon as it has started."""
@@ -214,6 +224,8 @@ class Judge:
         self.after_start: Callable[[], None] | None = None
         self._native: NativeWatch | None = None
         self._channel: outside.ChannelWatch | None = None
+        self._call_s: float | None = None  # a correctness call on the judge's clock
+        self._repetitions_cut = ""
         self._memory_note = ""
         self._gpu_key: str | None = None
         self._scoring_pids: tuple[int, ...] = ()  # this scoring's kernel and reference workers
@@ -356,6 +368,10 @@ class Judge:
         self._record(score, clock_findings(times, best, self.device.type)
                      or window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms,
                                         kernel.availability))
+        # The speedup never rests on the kernel's own clock alone: its time counts as at least the
+        # judge's batch time a call over FLOOR_RATIO, so a forged clock the checks above let through
+        # (their slack covers host-bound small kernels) gains at most that factor.
+        floor_speedup(score.timing, best)
 
     def _settle(self) -> None:
         if self.before_timing is not None:
@@ -474,6 +490,7 @@ class Judge:
         with _untrusted_reply("correctness"):
             parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
                                                                                              len(plan.alt_shapes)))
+        self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
             calls = [c.to_dict() for c in parsed.calls]
             for call in parsed.calls:
@@ -505,30 +522,39 @@ class Judge:
 
     def _time_kernel(self, worker: WorkerProcess, ref: ReferenceService) -> TimingFigures:
         plan = ref.plan
-        request = KernelTime(warmup=self.warmup, repetitions=self.repetitions, flush_l2=self.suite.timing.flush_l2,
+        # On a CPU (Triton's interpreter: seconds a call) the stage's limit may not hold every planned
+        # repetition; a GPU's first calls compile, so correctness says nothing there of a call's cost.
+        call_s = self._call_s if self.device.type == "cpu" else None
+        picked, self._repetitions_cut = timed_subset(len(plan.rep_seeds), plan.keep_reps, call_s, self.warmup,
+                                                     self.options.timing_s)
+        seeds = [plan.rep_seeds[i] for i in picked]
+        keep = [j for j, i in enumerate(picked) if i in plan.keep_reps]
+        request = KernelTime(warmup=self.warmup, repetitions=len(seeds), flush_l2=self.suite.timing.flush_l2,
                              warm_seed=plan.warm_seed)
         # The repetitions' seeds, and which outputs are kept, go out one repetition at a time.
         assert worker.proc is not None
         kernel_pid = wall.walled_pid(worker.proc.pid)
         # The scheduler's count serves the host-clock rule, which has device events to hold it against.
-        feed = RepFeed(plan.rep_seeds, plan.keep_reps, kernel_pid if self.device.type == "cuda" else None)
+        feed = RepFeed(seeds, keep, kernel_pid if self.device.type == "cuda" else None)
         on_cpu = self.device.type == "cpu"
         stage_cpu = StageCpu(worker.proc.pid, kernel_pid) if on_cpu else None
         core_share = CoreShare(kernel_pid) if on_cpu else None
         with hold_gpu(ref.gpu_key()):
             reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
         spent = stage_cpu.spent_ms() if stage_cpu is not None else None
-        rep_cpu_ms = None if spent is None else spent / (self.warmup + len(plan.rep_seeds))
+        rep_cpu_ms = None if spent is None else spent / (self.warmup + len(seeds))
         availability = core_share.share() if core_share is not None else None
         if not feed.finished:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
-                                                f"{feed.done} of {len(plan.rep_seeds)}")
+                                                f"{feed.done} of {len(seeds)}")
         with _untrusted_reply("timing"):
-            h = replies.TimeReply.parse(reply.header, len(plan.rep_seeds), self.device.type == "cuda")
+            h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda")
         findings = list(h.findings)
-        shipped, payload = _shipped(h.shared, reply)
+        # The worker numbers the repetitions it ran; the reference knows them by the planned ones.
+        planned = {f"rep-{j}": f"rep-{i}" for j, i in enumerate(picked)}
+        shipped, payload = _renamed(_shipped(h.shared, reply), planned)
         with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
-            committed = {f"rep-{k}": feed.digests[k] for k in sorted(feed.keep)}
+            committed = {planned[f"rep-{k}"]: feed.digests[k] for k in sorted(feed.keep)}
             checked = ref.request("compare_timed", ReferenceCompareTimed(committed, shipped), payload).header
         findings += [Finding(**f) for f in checked.get("findings", [])]
         return TimingFigures(h.timer, h.times_ms, h.host_times_ms, h.event_times_ms, findings, h.drain_ms,
@@ -636,7 +662,7 @@ class Judge:
             speedup=base_ms / kern_ms if kern_ms > 0 else None, repetitions=len(kernel.times_ms),
             baseline_spread=base_spread, kernel_spread=kern_spread,
             baseline_times_ms=list(baseline.times_ms), kernel_times_ms=list(kernel.times_ms), gate=kernel.gate,
-            launch_window=dict(kernel.launch_window),
+            launch_window=dict(kernel.launch_window), repetitions_cut=self._repetitions_cut,
         )
 
     def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, env: dict[str, Any],
