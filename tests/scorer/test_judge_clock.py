@@ -296,14 +296,22 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
     import sys
 
     from scorer.judge.clock import CoreShare, StageCpu
+    from scorer.judge.stopwatch import process_state
+    from tests.shared.waiting import wait_until
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    # Each says when its interpreter has started and then blocks (asleep, or reading stdin), so
+    # the stages below read none of that start.
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(30)"],
+                               stdout=subprocess.PIPE)
     threaded = subprocess.Popen([sys.executable, "-c", (
         "import threading, time, sys\n"
         "def burn():\n    t = time.thread_time()\n    while time.thread_time() - t < 0.8: pass\n"
-        "sys.stdin.readline(); threading.Thread(target=burn).start(); time.sleep(30)")], stdin=subprocess.PIPE)
+        "print('up', flush=True); sys.stdin.readline(); threading.Thread(target=burn).start(); time.sleep(30)")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        time.sleep(0.5)
+        for proc in (sleeper, threaded):
+            assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+            wait_until(lambda proc=proc: process_state(proc.pid) == "S", 10, f"{proc.args[-1][:20]!r} to block")
         asleep, asleep_share = StageCpu(sleeper.pid, sleeper.pid), CoreShare(sleeper.pid)
         time.sleep(0.3)
         spent = asleep.spent_ms()
