@@ -359,6 +359,8 @@ class RuntimeGuard:
     def __init__(self, kernel_path: Path) -> None:
         self.kernel_path = Path(kernel_path)
         self._watched: list[tuple[_Watched, Any]] = []
+        self._modules: dict[str, types.ModuleType] = {}
+        self._codes: list[tuple[str, types.FunctionType, types.CodeType]] = []
         self._threads: set[int] = set()
         self._native: dict[str, str] = {}
         self._origins: dict[str, Origin] = {}
@@ -378,6 +380,11 @@ class RuntimeGuard:
         self._warm_thread_pool()
         _record_thread_starters()
         self._watched = [(w, _static_get(w.owner, w.name)) for w in _watch_list()]
+        # The scorer's module-table entries and its functions' code: a kernel that swaps a module
+        # for a copy, or a function's __code__ in place, keeps every attribute's identity.
+        self._modules = {name: mod for name, mod in sys.modules.items() if name.split(".")[0] == "scorer"}
+        self._codes = [(w.label, original, original.__code__) for w, original in self._watched
+                       if isinstance(original, types.FunctionType)]
         self._threads = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._native = _native_threads()
         _RECORDER.allowed_dirs = self._allowed_dirs()
@@ -449,6 +456,13 @@ class RuntimeGuard:
                 self._new("timer-patching", watched.label,
                           f"{watched.label} was replaced during {phase} (was {_short(original)}, now {_short(current)})",
                           out)
+        for name, module in self._modules.items():
+            if sys.modules.get(name) is not module:
+                self._new("timer-patching", f"sys.modules[{name}]",
+                          f"the module table's entry for {name} was replaced during {phase}", out)
+        for label, function, code in self._codes:
+            if function.__code__ is not code:
+                self._new("timer-patching", f"{label}.__code__", f"the code of {label} was replaced during {phase}", out)
         return out
 
     def _audit_findings(self, phase: str) -> list[Finding]:

@@ -68,3 +68,11 @@ def test_outputs_computed_after_the_keep_was_revealed_break_the_commitment(judge
 @pytest.mark.slow
 def test_a_batch_of_fewer_rows_than_asked_is_a_violation(judge) -> None:
     assert "rows" in _violation(judge(ATTACKS / "one_batch_row.py"))
+
+
+@pytest.mark.slow
+def test_a_swapped_module_table_entry_and_rewritten_code_are_seen_after_load(judge) -> None:
+    score = judge(ATTACKS / "swapped_module_entry.py")
+    evidence = " ".join(h["evidence"] for h in score.hacks if h["pattern"] == "timer-patching")
+    assert score.verdict == "hack_detected", (score.error, score.hacks)
+    assert "module table's entry for scorer.checks.census" in evidence and "stop_counting was replaced" in evidence
