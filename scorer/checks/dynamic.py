@@ -13,12 +13,23 @@ import statistics
 from typing import Any, Sequence
 
 import torch
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from scorer.checks import launch_window
-from scorer.checks.aten_work import COMPUTE, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
+from scorer.checks.aten_work import (COMPUTE, AtenMode, run_kernel_watched, run_subclass_watched, solution_op,
+                                     torch_counterpart)
 from scorer.checks.catalog import Finding
 from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
+from scorer.checks.static import is_denied_name
+from scorer.checks.static import rules as static_rules
+from scorer.checks.work import (DEFAULT_OWN_WORK_SHARE, InterpreterWork, WorkShare, calls_findings, device_work, op_work,
+                                share_findings)
+
+try:
+    from torch._subclasses.fake_tensor import is_fake
+except ImportError:  # older torch: _is_fake falls back to the mode marker
+    is_fake = None
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
@@ -148,9 +159,7 @@ def _check_output(obj: Any) -> list[Finding]:
 
 
 def _is_fake(t: torch.Tensor) -> bool:
-    try:
-        from torch._subclasses.fake_tensor import is_fake
-    except ImportError:  # older torch: fall back to the mode marker
+    if is_fake is None:
         return hasattr(t, "fake_mode")
     try:
         return bool(is_fake(t))
@@ -578,9 +587,6 @@ def _is_operator(func: Any) -> bool:
 
 def _library_compute_name(func: Any, policy: Any) -> str | None:
     """The dotted name of a denied op (static rules and suite policy), or None for glue."""
-    from scorer.checks.static import rules as static_rules
-    from scorer.checks.static import is_denied_name
-
     name = getattr(func, "__name__", None)
     qualname = str(getattr(func, "__qualname__", "") or "")
     module = str(getattr(func, "__module__", "") or "")
@@ -608,8 +614,6 @@ def _monitor_mode_class() -> type:
     """The TorchFunctionMode every monitor pushes (one class for all: a class per monitor would be
     made, and left to the cyclic collector, for each watched trial)."""
     if not _MODE_CLASS:
-        from torch.overrides import TorchFunctionMode
-
         class _Mode(TorchFunctionMode):
             def __init__(self, monitor: "LibraryCallMonitor") -> None:
                 super().__init__()
@@ -634,9 +638,6 @@ class LibraryCallMonitor:
         interpreter cannot count. `watch_aten`: count, through a dispatch mode around the call,
         the ATen ops that native code and the bodies of custom ops run (scorer/checks/aten_work.py);
         without it a custom op is glue, as any call the function mode judges whole."""
-        from scorer.checks.aten_work import AtenMode
-        from scorer.checks.work import InterpreterWork
-
         self.kernel_files = kernel_files
         self.policy = policy
         self.calls: dict[str, int] = {}
@@ -703,8 +704,6 @@ class LibraryCallMonitor:
 
     def _record(self, key: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any) -> None:
         try:
-            from scorer.checks.work import op_work
-
             cost = op_work(key.split(" ", 1)[0], args, kwargs, out)
             if cost:  # ops on integers and booleans only (index construction) are glue
                 self.calls[key] = self.calls.get(key, 0) + 1
@@ -785,8 +784,6 @@ class LibraryCallMonitor:
                 self.lingering[name] = when
 
     def __exit__(self, *exc: Any) -> None:
-        from torch.overrides import _get_current_function_mode_stack
-
         if launch_window.ACTIVE and launch_window.ACTIVE[-1] is self:
             launch_window.ACTIVE.pop()
         self.own.__exit__(*exc)
@@ -805,8 +802,6 @@ class LibraryCallMonitor:
         self._note_lingering("after")
 
     def _share(self, library: dict[str, int], own: int) -> Any:
-        from scorer.checks.work import WorkShare
-
         work = WorkShare(own=float(own), library=float(sum(library.values())),
                          measured=self.own.available and (own > 0 or not self.native_kernels),
                          by_op={k: float(v) for k, v in library.items()})
@@ -820,8 +815,6 @@ class LibraryCallMonitor:
         watched. With a device profile (GPU) the split is by device time; else by element
         operations, the solution's counted in Triton's interpreter (not measurable for a compiled
         kernel or a C++ extension)."""
-        from scorer.checks.work import device_work
-
         if device_times_us is not None:
             return device_work(device_times_us, own_names or [])
         return self._share(self.work, self.own.elements)
@@ -844,8 +837,6 @@ class LibraryCallMonitor:
         the first call: where the share cannot be measured (compiled kernels after the first
         call), only library work beyond it is judged. Without a profile each call watched is
         judged on its own (work.calls_findings)."""
-        from scorer.checks.work import DEFAULT_OWN_WORK_SHARE, calls_findings, share_findings
-
         threshold = getattr(self.policy, "own_work_share", DEFAULT_OWN_WORK_SHARE)
         if device_times_us is not None:
             data = data_elements if isinstance(data_elements, int) else max(data_elements, default=0)

@@ -35,9 +35,16 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
 from scorer.checks.catalog import Finding
+from scorer.gpu.interpreter_bf16 import interpreting
+
+try:
+    from triton.runtime import interpreter as interp
+except Exception:  # a Triton without its interpreter: the solution's work there is not counted
+    interp = None
 
 DEFAULT_OWN_WORK_SHARE = 0.5
 
@@ -213,14 +220,7 @@ def _install_interpreter_counts() -> bool:
     interpreted here."""
     if _WRAPPED[0]:
         return True
-    from scorer.gpu.interpreter_bf16 import interpreting
-
-    if not interpreting():
-        return False
-    try:
-        import numpy as np
-        from triton.runtime import interpreter as interp
-    except Exception:
+    if not interpreting() or interp is None:
         return False
     cls = interp.InterpreterBuilder
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+import torch
+
 from scorer.gpu.lock import GpuLock
+
+try:
+    from triton import knobs
+except Exception:  # no Triton, or one older than its knobs (3.4): the lock is simply held throughout
+    knobs = None
 
 
 def _runtime_knobs() -> Any:
-    try:
-        from triton import knobs
-    except Exception:  # no Triton, or one older than its knobs (3.4): the lock is simply held throughout
-        return None
     runtime = getattr(knobs, "runtime", None)
     return runtime if runtime is not None and hasattr(runtime, "jit_post_compile_hook") else None
 
@@ -58,8 +61,6 @@ def open_context(device: Any) -> None:
     """Creates this process's CUDA context before the lock is taken: with eight scorings starting
     at once, context creation is host and driver work of seconds, which under the shared side kept
     every queued timer waiting (H200, 2026-12-05). It launches nothing on the device."""
-    import torch
-
     if torch.device(device).type == "cuda":
         torch.cuda.mem_get_info(device)
 

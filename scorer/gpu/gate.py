@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
+from scorer.gpu.compile_gap import open_context, shared_gpu_work
+from scorer.gpu.lock import device_lock_key
+
 HOLD_NS = 200_000
 _THREADS_PER_PROGRAM = 512
 _WARPS_PER_PROGRAM = _THREADS_PER_PROGRAM // 32
@@ -39,8 +44,6 @@ class DeviceGate:
     did not run, and `sms_used()` reads the count: the whole grid must be there to fill the GPU."""
 
     def __init__(self, device: Any, hold_kernel: Any, hold_ns: int = HOLD_NS) -> None:
-        import torch
-
         props = torch.cuda.get_device_properties(device)
         threads = int(getattr(props, "max_threads_per_multi_processor", 0) or 2048)
         self.programs = int(props.multi_processor_count) * max(1, threads // _THREADS_PER_PROGRAM)
@@ -92,9 +95,6 @@ def locked_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     held while the hold kernel compiles (scorer.gpu.compile_gap)."""
     if _gate_key(device, hold_kernel) in _GATES:
         return _GATES[_gate_key(device, hold_kernel)]
-    from scorer.gpu.compile_gap import open_context, shared_gpu_work
-    from scorer.gpu.lock import device_lock_key
-
     open_context(device)
     with shared_gpu_work(device_lock_key(device)):
         return make_gate(device, hold_kernel)
@@ -104,8 +104,6 @@ def _new_gate(device: Any, hold_kernel: Any) -> DeviceGate | None:
     if hold_kernel is None:
         return None
     try:
-        import torch
-
         if getattr(torch.version, "hip", None):
             return None  # the hold reads NVIDIA's %globaltimer / %smid
         gate = DeviceGate(device, hold_kernel)

@@ -23,6 +23,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 
+from scorer.gpu.gate import _hold_kernel, make_gate
+
 CUDA_TIMER = "cuda_event"
 CPU_TIMER = "cpu/perf_counter"
 _CPU_FLUSH_BYTES = 32 << 20  # larger than the last-level cache of common CI CPUs
@@ -56,8 +58,6 @@ class Clock:
 
 
 def capture_clock() -> Clock:
-    from scorer.gpu.gate import _hold_kernel
-
     event_cls = torch.cuda.Event
     return Clock(
         perf_counter=time.perf_counter,
@@ -342,8 +342,6 @@ class _Hold:
     """The GPU-wide hold (scorer.gpu.gate), or a spin on the caller's stream where it cannot run."""
 
     def __init__(self, device: torch.device, clock: Clock) -> None:
-        from scorer.gpu.gate import make_gate
-
         self.gate = make_gate(device, clock.hold_kernel)
         self.spin = clock.gpu_spin
 
