@@ -13,7 +13,9 @@ worker read outside the allocation it names (torch checks the view against the s
 from __future__ import annotations
 
 import math
+import mmap
 import re
+import struct
 from typing import Any
 
 import torch
@@ -27,10 +29,27 @@ _AS_PLAIN = torch.Tensor.as_subclass
 # refused before the driver or torch sees it.
 _RC_NAME = re.compile(rb"^/torch_\d+_\d+_\d+$")
 _RC_COUNTERS = 10000
+_RC_HEADER = 64  # RefcountedMapAllocator's header before the counters (map_alloc_alignment)
 
 
 class ShareError(ValueError):
     """A descriptor that cannot be opened (malformed, out of range, or refused by the driver)."""
+
+
+def _release_counter(rc_handle: bytes, rc_offset: int) -> None:
+    """Sets the producer's own counter for a shared block to 0. torch sets it to 1 and leaves the
+    decrement to the consumer, through a shared-memory file of that name; behind the wall the
+    kernel's /dev/shm is its own, so the reference worker never finds the file (torch ignores
+    that), and every block the kernel shared would stay in torch's limbo, allocated, until its
+    process ends. The caller keeps the tensors alive until the consumer is done instead."""
+    try:
+        with open(f"/dev/shm{rc_handle.decode()}", "r+b") as f:
+            with mmap.mmap(f.fileno(), 0) as counters:
+                at = _RC_HEADER + 8 * rc_offset
+                if len(counters) >= at + 8 and struct.unpack_from("<q", counters, at)[0] == 1:
+                    struct.pack_into("<q", counters, at, 0)
+    except (OSError, ValueError, UnicodeDecodeError):
+        pass  # no file of ours (the wall off, another torch): torch's own counting stands
 
 
 def share(tensors: list[torch.Tensor]) -> list[dict[str, Any]]:
@@ -40,6 +59,8 @@ def share(tensors: list[torch.Tensor]) -> list[dict[str, Any]]:
         t = _AS_PLAIN(t, torch.Tensor).detach()
         storage = t.untyped_storage()
         (device, handle, size, offset_bytes, rc_handle, rc_offset, event, _sync) = storage._share_cuda_()
+        if rc_handle:
+            _release_counter(bytes(rc_handle), int(rc_offset))
         out.append({"shape": list(t.shape), "stride": list(t.stride()), "offset": int(t.storage_offset()),
                     "dtype": str(t.dtype), "device": int(device), "handle": bytes(handle).hex(),
                     "size": int(size), "offset_bytes": int(offset_bytes), "rc_handle": bytes(rc_handle).hex(),

@@ -19,13 +19,14 @@ Before anything of the task or the kernel exists, the kernel worker:
   /root) is reached through an empty tmpfs over that folder with only the interpreter bound back;
   where that cannot be done the worker keeps uid 0 with every capability dropped, and says so;
 - sets no_new_privs and loads a seccomp filter (libseccomp through `pyseccomp`) that refuses
-  ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces and
-  module loading.
+  ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces (in
+  clone's flags too; clone3, whose flags it cannot read, answers ENOSYS) and module loading.
 
-What stays reachable and why: the GPU device nodes (the kernel must run on the GPU), /dev/shm
-(torch's CUDA IPC reference counters: the kernel's outputs reach the reference worker as CUDA IPC
-handles), its own folder, the GPU lock files (the kernel worker takes the shared side itself), and
-the channel fds to the judge. The judge verifies the wall from outside (`inspect`): it reads the
+What stays reachable and why: the GPU device nodes (the kernel must run on the GPU), its own
+folder, the GPU lock files (the kernel worker takes the shared side itself), and the channel fds to
+the judge. Its /dev/shm is a tmpfs of its own (size-capped, gone with the scoring): the outputs
+reach the reference worker as CUDA IPC handles, which need no file shared between the two
+(scorer/workers/device_share.py). The judge verifies the wall from outside (`inspect`): it reads the
 worker's uid, namespaces, no_new_privs and seccomp mode from /proc, so the record in score.json is
 not the kernel's word.
 """
@@ -69,8 +70,12 @@ DENIED_SYSCALLS = (
     "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "settimeofday", "clock_settime",
     "clock_adjtime", "adjtimex",
 )
+# Namespace flags clone may not take inside the wall (unshare and setns are refused outright):
+# mount, cgroup, UTS, IPC, user, PID and network. clone3 passes its flags in a struct seccomp
+# cannot read, so it is refused with ENOSYS, on which glibc and CPython fall back to clone.
+_CLONE_NEW_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 WALLS = ("pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace", "private_files",
-         "no_capabilities", "no_new_privs", "seccomp", "descriptors")
+         "no_capabilities", "no_new_privs", "seccomp", "descriptors", "private_shm")
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -317,16 +322,29 @@ def _open_to_others(path: str) -> bool:
 
 
 # Device nodes a kernel may need; the rest of /dev (disks, memory, consoles) is not in its /dev.
-_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "shm", "nvidiactl", "nvidia-uvm",
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "nvidiactl", "nvidia-uvm",
             "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps", "kfd", "dri")
 _MOUNT_FLAGS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": 1024,
                 "nodiratime": 2048, "relatime": 1 << 21}
 
 
+SHM_CAP_BYTES = 1 << 30  # a scoring's /dev/shm: at most this, and at most a quarter of the RAM
+
+
+def shm_size() -> int:
+    try:
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return SHM_CAP_BYTES
+    return max(1 << 20, min(SHM_CAP_BYTES, ram // 4))
+
+
 def _private_dev() -> None:
-    """A /dev of the device nodes above (GPU nodes included) and /dev/shm, bound from the real one."""
+    """A /dev of the device nodes above (GPU nodes included), bound from the real one, and a /dev/shm
+    of its own: an empty, size-capped tmpfs that ends with the worker's mount namespace, so nothing
+    a kernel leaves there reaches the host or a later scoring."""
     real = os.open("/dev", _O_PATH | os.O_DIRECTORY)
-    names = [n for n in os.listdir("/dev") if n in _DEVICES or n.startswith("nvidia")]
+    names = [n for n in os.listdir("/dev") if (n in _DEVICES or n.startswith("nvidia"))]
     try:
         _mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC)
         for name in names:
@@ -337,6 +355,9 @@ def _private_dev() -> None:
             else:
                 open(target, "w").close()
             _mount(source, target, None, _MS_BIND | _MS_REC)
+        os.mkdir("/dev/shm")
+        _call(_libc.mount, b"tmpfs", b"/dev/shm", b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV),
+              f"size={shm_size()},mode=1777".encode())
         for name, dest in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                            ("stderr", "/proc/self/fd/2")):
             os.symlink(dest, f"/dev/{name}")
@@ -401,6 +422,13 @@ def _seccomp_filter() -> tuple[Any, str]:
                 filt.add_rule(seccomp.ERRNO(errno.EPERM), name)
             except (RuntimeError, ValueError, OSError):
                 continue  # a syscall this kernel or architecture does not have
+        # clone's flags are its first argument on x86_64 and aarch64 (s390 swaps the first two).
+        for flag in _CLONE_NEW_FLAGS:
+            filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        try:
+            filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        except (RuntimeError, ValueError, OSError):
+            pass  # libseccomp too old to name it: the kernel's clone3 then stays open
     except Exception as exc:  # libseccomp missing
         return None, f"not loaded: {type(exc).__name__}: {exc}"
     return filt, "built"
@@ -658,6 +686,7 @@ def inspect(pid: int, hidden: str, fds: FdAllowance | None = None) -> dict[str, 
         walls["no_capabilities"] = int(fields.get("CapEff", "0"), 16) == 0 or real_uid != 0
         walls["no_new_privs"] = fields.get("NoNewPrivs") == "1"
         walls["seccomp"] = fields.get("Seccomp") == "2"
+        walls["private_shm"] = _hidden_from(pid, "/dev/shm")
         if fds is not None:
             descriptors = fd_report(pid, fds)
         walls["descriptors"] = not descriptors

@@ -5,7 +5,7 @@ the repetition it is running, never the seeds to come, so it has nothing to comp
 from __future__ import annotations
 
 import json
-import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ import torch
 from scorer.judge.reference import ReferenceService
 from scorer.judge.rep_feed import RepFeed
 from scorer.judge.scoring import Judge
+from scorer.workers.process import WorkerProcess
 from scorer.workers.protocol import ProtocolViolation, TimedStep
 from tests.scorer.conftest import fast_options
 
@@ -76,12 +77,20 @@ def test_a_kernel_reading_its_workers_frames_finds_no_seed_of_a_repetition_to_co
     # As if the kernel evaded every detector (the static scan and the guard see this one): the
     # judge records no finding, so the kernel reaches the timed loop, which is what is tested.
     monkeypatch.setattr(Judge, "_record", lambda self, score, findings: None)
-    # /dev/shm: the one folder outside its own that a walled kernel can write (scorer/workers/wall.py).
-    dump = Path("/dev/shm") / f"kernelarena-found-{os.getpid()}.jsonl"
-    dump.unlink(missing_ok=True)
+    # Written in the kernel's own folder (the one folder behind the wall the host sees), and kept
+    # from there before the scoring removes it.
+    dump = tmp_path / "found.jsonl"
     request_cleanup = dump.unlink
+    close = WorkerProcess.close
+
+    def keep_the_dump(worker: WorkerProcess) -> None:
+        if worker.role == "kernel" and (worker.dirs.workdir / dump.name).exists():
+            shutil.copyfile(worker.dirs.workdir / dump.name, dump)
+        close(worker)
+
+    monkeypatch.setattr(WorkerProcess, "close", keep_the_dump)
     kernel = tmp_path / "kernel.py"
-    kernel.write_text(_FRAME_READER.format(dump=str(dump)))
+    kernel.write_text(_FRAME_READER.format(dump=dump.name))
     options = fast_options(repetitions=6, warmup=2, seeds=2)
     task = demo.tasks["swish"]
     judge = Judge(demo, task, kernel, torch.device("cpu"), options)

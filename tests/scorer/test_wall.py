@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import socket
 import sys
@@ -117,8 +118,58 @@ def test_inside_the_wall_nothing_else_is_reachable(tmp_path: Path) -> None:
     assert seen["notes"]["seccomp"] == "loaded"
 
 
+def test_clone_gets_no_namespace_and_threads_and_processes_still_start(tmp_path: Path) -> None:
+    """clone with a namespace flag is refused (EPERM), clone3 answers ENOSYS, and what falls back
+    to clone still works behind the wall: threads, os.fork, subprocess, torch's thread pool."""
+    def probe() -> dict:
+        import ctypes
+        import subprocess
+        import threading
+
+        import torch
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        out: dict = {}
+        for name, flags in (("newuser", 0x10000000 | 0x00020000 | 17), ("newnet", 0x40000000 | 17)):
+            pid = libc.syscall(56, ctypes.c_ulong(flags), 0, 0, 0, 0)
+            if pid == 0:
+                os._exit(0)
+            out[name] = os.strerror(ctypes.get_errno()) if pid < 0 else "made"
+            if pid > 0:
+                os.waitpid(pid, 0)
+        args = (ctypes.c_uint64 * 11)(0, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0)
+        pid = libc.syscall(435, ctypes.byref(args), ctypes.c_size_t(88))
+        if pid == 0:
+            os._exit(0)
+        out["clone3"] = os.strerror(ctypes.get_errno()) if pid < 0 else "made"
+        box: list = []
+        t = threading.Thread(target=lambda: box.append(1))
+        t.start()
+        t.join()
+        out["thread"] = box == [1]
+        child = os.fork()
+        if child == 0:
+            os._exit(7)
+        out["fork"] = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        out["subprocess"] = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True,
+                                           text=True, check=True).stdout.strip()
+        torch.set_num_threads(2)
+        a = torch.ones(256, 256)
+        out["torch"] = float((a @ a).sum())
+        return out
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe calls clone and clone3 by their x86_64 numbers")
+    seen = _in_wall(tmp_path, probe)
+    assert seen["newuser"] == "Operation not permitted" and seen["newnet"] == "Operation not permitted", seen
+    assert seen["clone3"] == "Function not implemented", seen
+    assert seen["thread"] is True and seen["fork"] == 7 and seen["subprocess"] == "42", seen
+    assert seen["torch"] == 256.0 ** 3
+
+
 def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
-    beat = Path("/dev/shm") / f"kernelarena-wall-test-{os.getpid()}"
+    beat = tmp_path / "worker" / "beat"  # its own folder: the one place behind the wall the host sees
 
     def probe() -> dict:
         import signal
@@ -145,6 +196,28 @@ def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
         beat.unlink(missing_ok=True)
 
 
+def test_dev_shm_is_the_kernels_own_capped_and_gone_with_it(tmp_path: Path) -> None:
+    """A file a kernel leaves in /dev/shm reaches neither the host nor the next walled process."""
+    name = f"kernelarena-shm-test-{os.getpid()}"
+
+    def leave() -> dict:
+        Path("/dev/shm", name).write_text("left for the next kernel")
+        vfs = os.statvfs("/dev/shm")
+        return {"size": vfs.f_blocks * vfs.f_frsize, "mode": oct(os.stat("/dev/shm").st_mode & 0o7777)}
+
+    def look() -> dict:
+        return {"seen": os.path.exists(f"/dev/shm/{name}"), "listing": os.listdir("/dev/shm")}
+
+    try:
+        first = _in_wall(tmp_path, leave)
+        assert not Path("/dev/shm", name).exists(), "the kernel's /dev/shm file reached the host's"
+        second = _in_wall(tmp_path, look)
+    finally:
+        Path("/dev/shm", name).unlink(missing_ok=True)
+    assert 0 < first["size"] <= wall.SHM_CAP_BYTES and first["mode"] == "0o1777", first
+    assert second["seen"] is False and second["listing"] == [], second
+
+
 def _score(kernel: Path, tmp_path: Path, **options):
     return score_kernel(load_suite("demo"), "swish", kernel, device="cpu",
                         options=ScoreOptions(device="cpu", seeds=2, repetitions=5, warmup=1, alt_shapes=False,
@@ -163,22 +236,32 @@ def test_attacks_through_the_scorer_reach_nothing(attack: str, tmp_path: Path) -
     assert not list(REPO.glob("kernelarena_planted_scorer")) and not Path("/tmp/kernelarena_planted_scorer").exists()
 
 
+def _named(mark: str) -> list[str]:
+    """Threads of the host's process table whose comm is `mark`."""
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/task/*/comm"):
+        try:
+            if comm.read_text().strip() == mark:
+                found.append(str(comm.parent))
+        except OSError:
+            continue
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("attack", ["survivor", "leaves_its_group"])
 def test_a_surviving_daemon_dies_with_its_scoring(attack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    beat = Path("/dev/shm") / f"kernelarena-survivor-{os.getpid()}"
-    monkeypatch.setenv("SURVIVOR_BEAT", str(beat))
-    try:
-        score = _score(ATTACKS / f"{attack}.py", tmp_path)
-        if not score.isolation.get("complete"):
-            pytest.skip(f"the wall is incomplete on this host: {score.isolation}")
-        time.sleep(0.3)
-        assert beat.exists(), "the daemon never ran"
-        last = beat.stat().st_mtime
-        time.sleep(0.5)
-        assert beat.stat().st_mtime == last, "the kernel's daemon outlived its scoring"
-    finally:
-        beat.unlink(missing_ok=True)
+    mark = f"kas{os.getpid() % 100000}{attack[:4]}"
+    monkeypatch.setenv("SURVIVOR_MARK", mark)
+    score = _score(ATTACKS / f"{attack}.py", tmp_path)
+    if not score.isolation.get("complete"):
+        pytest.skip(f"the wall is incomplete on this host: {score.isolation}")
+    # Correct only where the daemon beat: it ran during the scoring.
+    assert score.correctness is not None and score.correctness.passed == score.correctness.trials > 0, score.error
+    deadline = time.monotonic() + 10
+    while _named(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _named(mark) == [], "the kernel's daemon outlived its scoring"
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 # The kernel's own worker leaves the process group the judge kills (setsid), clears the signal
 # that ends it with its waiting parent (prctl PR_SET_PDEATHSIG 0), and makes the worker's exit
-# (os._exit, once its channel closes) wait forever, while a thread beats on a file in /dev/shm. A
-# correct swish otherwise.
+# (os._exit, once its channel closes) wait forever, while a thread named SURVIVOR_MARK (its comm,
+# which the test looks for in the host's process table) beats on a file in its own folder. A
+# correct swish once the thread has beaten (so a correct result says it ran), the input before.
 import ctypes
 import os
 import threading
@@ -22,7 +23,8 @@ def _swish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, x / (1.0 + tl.exp(-x)), mask=mask)
 
 
-BEAT = os.environ.get("SURVIVOR_BEAT", "/dev/shm/kernelarena-survivor")
+BEAT = os.path.abspath("survivor-beat")
+MARK = os.environ.get("SURVIVOR_MARK", "ka-survivor")[:15]
 try:
     os.setsid()
 except OSError:
@@ -31,6 +33,7 @@ ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)
 
 
 def _beat() -> None:
+    ctypes.CDLL(None).prctl(15, MARK.encode(), 0, 0, 0)  # PR_SET_NAME, this thread's comm
     for _ in range(1200):
         with open(BEAT, "w") as f:
             f.write(str(time.time()))
@@ -38,11 +41,17 @@ def _beat() -> None:
 
 
 threading.Thread(target=_beat, daemon=True).start()
+for _ in range(200):
+    if os.path.exists(BEAT):
+        break
+    time.sleep(0.05)
 os._exit = lambda code: time.sleep(3600)
 
 
 class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not os.path.exists(BEAT):
+            return x.clone()
         x = x.contiguous()
         y = torch.empty_like(x)
         _swish_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
