@@ -397,10 +397,12 @@ class Judge:
 
     # --- kernel worker ----------------------------------------------------------------------
     def _ask(self, worker: WorkerProcess, stage: str, request: Request, payload: Any, timeout_s: float,
-             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Frame:
+             answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+             watch: Callable[[], str | None] | None = None) -> Frame:
         """One request to the kernel's worker. Its reply is the kernel's process speaking: an error
         reply is parsed here, a success reply by the caller into its typed form."""
-        watch = self._channel.violation if self._channel is not None else None
+        if watch is None and self._channel is not None:
+            watch = self._channel.violation
         with self._stage(stage):
             try:
                 reply = worker.request(request.header(), payload, timeout_s, answer, watch)
@@ -539,8 +541,15 @@ class Judge:
         on_cpu = self.device.type == "cpu"
         stage_cpu = StageCpu(worker.proc.pid, kernel_pid) if on_cpu else None
         core_share = CoreShare(kernel_pid) if on_cpu else None
+        beside: set[str] = set()
+
+        def watch() -> str | None:
+            # At every step of the timed loop: the channel, and processes beside the loop.
+            beside.update(outside.processes_beside(kernel_pid))
+            return self._channel.violation() if self._channel is not None else None
+
         with hold_gpu(ref.gpu_key()):
-            reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed)
+            reply = self._ask(worker, "timing", request, None, self.options.timing_s, feed, watch)
         spent = stage_cpu.spent_ms() if stage_cpu is not None else None
         rep_cpu_ms = None if spent is None else spent / (self.warmup + len(seeds))
         availability = core_share.share() if core_share is not None else None
@@ -550,6 +559,9 @@ class Judge:
         with _untrusted_reply("timing"):
             h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda")
         findings = list(h.findings)
+        if beside:
+            findings.append(Finding("thread-injection", f"process(es) {sorted(beside)[:5]} of the kernel's worker ran "
+                                                        "beside its timed loop (read by the judge from /proc)"))
         # The worker numbers the repetitions it ran; the reference knows them by the planned ones.
         planned = {f"rep-{j}": f"rep-{i}" for j, i in enumerate(picked)}
         shipped, payload = _renamed(_shipped(h.shared, reply), planned)

@@ -76,3 +76,10 @@ def test_a_swapped_module_table_entry_and_rewritten_code_are_seen_after_load(jud
     evidence = " ".join(h["evidence"] for h in score.hacks if h["pattern"] == "timer-patching")
     assert score.verdict == "hack_detected", (score.error, score.hacks)
     assert "module table's entry for scorer.checks.census" in evidence and "stop_counting was replaced" in evidence
+
+
+@pytest.mark.slow
+def test_a_process_beside_the_timed_loop_is_seen_from_outside(judge) -> None:
+    score = judge(ATTACKS / "helper_process.py")
+    evidence = [h["evidence"] for h in score.hacks if h["pattern"] == "thread-injection"]
+    assert any("read by the judge from /proc" in e for e in evidence), (score.verdict, score.error, score.hacks)
