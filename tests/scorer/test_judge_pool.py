@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tests.scorer.conftest import KERNELS, REPO
+from tests.shared.waiting import wait_until
 
 _DRIVER = """
 import sys, time
@@ -65,6 +66,15 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds the process has used (user and system), 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _run_driver(tmp_path: Path, kernel: Path) -> subprocess.Popen[str]:
     script = tmp_path / "driver.py"
     script.write_text(_DRIVER)
@@ -84,19 +94,20 @@ def test_a_killed_driver_takes_its_judges_and_their_workers(tmp_path: Path) -> N
     driver = _run_driver(tmp_path, KERNELS / "infinite_loop.py")  # forward never returns
     tree: set[int] = set()
     try:
-        deadline = time.monotonic() + 300
-        # Kill once the judge, its fork server and the kernel and reference workers are up.
-        while time.monotonic() < deadline and len(tree) < 5 and driver.poll() is None:
-            time.sleep(1)
-            tree = _tree(driver.pid) - {driver.pid}
-        assert len(tree) >= 5, f"the scoring's processes never came up: {driver.communicate(timeout=60)}"
-        time.sleep(2)
+        # Kill once the judge, its fork server and the kernel and reference workers are up, and the
+        # kernel's forward spins: a process of the tree has burned a second of CPU since then.
+        wait_until(lambda: len(_tree(driver.pid)) > 5 or driver.poll() is not None, 300, "the scoring's processes",
+                   poll_s=0.2)
+        assert driver.poll() is None, f"the driver ended: {driver.communicate(timeout=60)}"
+        before = {pid: _cpu_s(pid) for pid in _tree(driver.pid)}
+        wait_until(lambda: any(_cpu_s(pid) - before.get(pid, 0.0) >= 1.0 for pid in _tree(driver.pid)), 120,
+                   "the kernel's forward to spin", poll_s=0.2)
         tree = _tree(driver.pid) - {driver.pid}
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
         deadline = time.monotonic() + 30
         while _alive(tree) and time.monotonic() < deadline:
-            time.sleep(0.5)
+            time.sleep(0.05)
         assert not _alive(tree), {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:120] for pid in _alive(tree)}
     finally:
         if driver.poll() is None:
