@@ -42,3 +42,13 @@ async def test_the_async_wait_lets_the_loop_run_meanwhile() -> None:
     assert await wait_until_async(done.is_set, 10, "the event") is True
     with pytest.raises(AssertionError, match="waiting for nothing"):
         await wait_until_async(lambda: 0, 0.05, "nothing")
+
+
+async def test_the_async_wait_awaits_a_coroutine_predicate() -> None:
+    looks = []
+
+    async def look() -> int:
+        looks.append(1)
+        return len(looks) if len(looks) >= 3 else 0
+
+    assert await wait_until_async(look, 10, "the third look") == 3

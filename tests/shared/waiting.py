@@ -6,8 +6,9 @@ everywhere else (a slow suite). These wait exactly as long as the state takes to
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from typing import Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -28,13 +29,17 @@ def wait_until(predicate: Callable[[], T], timeout_s: float, what: str, *, poll_
         time.sleep(poll_s)
 
 
-async def wait_until_async(predicate: Callable[[], T], timeout_s: float, what: str, *, poll_s: float = POLL_S) -> T:
-    """`wait_until` inside an event loop: polls without blocking the loop's other tasks."""
+async def wait_until_async(predicate: Callable[[], T | Awaitable[T]], timeout_s: float, what: str, *,
+                           poll_s: float = POLL_S) -> T:
+    """`wait_until` inside an event loop: polls without blocking the loop's other tasks. The
+    predicate may be a coroutine function (a look into a sandbox, say)."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
         if value:
-            return value
+            return cast(T, value)  # awaited above where it was awaitable
         if time.monotonic() >= deadline:
             raise AssertionError(f"gave up after {timeout_s:g} s waiting for {what}")
         await asyncio.sleep(poll_s)
