@@ -16,8 +16,18 @@ from types import ModuleType
 from typing import Any, Callable
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from scorer.checks.catalog import Finding
+
+try:
+    from triton.runtime.jit import JITFunction, KernelInterface
+except ImportError:  # triton missing: only CUDA kernels can be counted
+    JITFunction = KernelInterface = None
+try:
+    from triton.runtime.interpreter import InterpretedFunction
+except ImportError:
+    InterpretedFunction = None
 
 _GLOBAL_FN = re.compile(r"__global__\s+(?:[\w:<>,\s\*&]+?\s+)?(\w+)\s*\(")
 # A Triton kernel written in the source, however it is stored afterwards (decorator or call).
@@ -25,27 +35,14 @@ _TRITON_JIT = re.compile(r"(?:@\s*(?:triton\s*\.\s*)?jit\b|\bjit\s*\()")
 
 
 def _kernel_interface() -> type | None:
-    try:
-        from triton.runtime.jit import KernelInterface
-    except ImportError:  # triton missing: only CUDA kernels can be counted
-        return None
     return KernelInterface
 
 
 def _leaf_kernel_classes() -> list[type]:
     """The classes whose `run` actually launches (wrappers such as Autotuner call into these)."""
-    classes: list[type] = []
-    try:
-        from triton.runtime.jit import JITFunction
-        classes.append(JITFunction)
-    except ImportError:
-        return classes
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-        classes.append(InterpretedFunction)
-    except ImportError:
-        pass
-    return classes
+    if JITFunction is None:
+        return []
+    return [JITFunction] + ([InterpretedFunction] if InterpretedFunction is not None else [])
 
 
 def _triton_kernels(module: ModuleType) -> dict[str, Any]:
@@ -155,8 +152,6 @@ def stop_counting() -> None:
 
 def profile_device_kernels(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
     """Runs `fn` once under the profiler; returns its result and the device kernel names."""
-    from torch.profiler import ProfilerActivity, profile
-
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         out = fn()
         torch.cuda.synchronize()
@@ -168,16 +163,12 @@ def warm_profiler() -> None:
     """Starts and stops the profiler once with nothing to record: its first start loads and sets up
     CUPTI (host work of about a second), which otherwise falls inside the first call's hold of the
     GPU lock. Runs before kernel.py is imported, outside the lock."""
-    from torch.profiler import ProfilerActivity, profile
-
     with profile(activities=[ProfilerActivity.CUDA]):
         pass
 
 
 def profile_device_time(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
     """Runs `fn` once under the profiler; returns its result and device time (us) per kernel name."""
-    from torch.profiler import ProfilerActivity, profile
-
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         out = fn()
         torch.cuda.synchronize()

@@ -18,14 +18,23 @@ nothing when it re-enters itself.
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import json
 import os
+import pickle
+import select
+import struct
 import sys
 import threading
+import time
 import types
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+import torch
 
 from scorer.checks.catalog import Finding
 from scorer.checks.native_audit import _trusted_roots as trusted_roots
@@ -116,10 +125,6 @@ def _static_get(owner: Any, name: str) -> Any:
 
 
 def _watch_list() -> list[_Watched]:
-    import time
-
-    import torch
-
     watched: list[_Watched] = []
 
     def add(label: str, owner: Any, names: tuple[str, ...]) -> None:
@@ -144,20 +149,12 @@ def _watch_list() -> list[_Watched]:
     add("torch.nn.Module", torch.nn.Module, ("__call__", "_call_impl", "_wrapped_call_impl", "to",
                                              "load_state_dict", "state_dict"))
     add("os", os, ("write", "read", "readv", "getpid", "_exit", "set_blocking"))
-    import hashlib
-    import json
-    import pickle
-    import select
-    import struct
-
     add("hashlib", hashlib, ("sha256",))
     add("json", json, ("dumps", "loads"))
     add("select", select, ("select",))
     add("struct", struct, ("Struct", "pack", "unpack"))
     add("pickle", pickle, ("dumps", "loads", "Pickler", "Unpickler"))
     add("threading", threading, ("enumerate", "Thread", "active_count"))
-    import builtins
-
     add("builtins", builtins, ("isinstance", "type", "len", "getattr", "setattr", "open", "print",
                                "__import__", "float", "int", "sum", "max", "min", "repr", "hash", "id"))
     # The scorer's own functions and classes (whatever is loaded in this worker).
@@ -422,8 +419,6 @@ class RuntimeGuard:
         # torch creates its OpenMP pool on the first parallel op; doing that now keeps those
         # threads out of the "new native threads" count.
         try:
-            import torch
-
             torch.ones(1 << 18).add_(1.0)
         except Exception:
             return

@@ -30,12 +30,15 @@ here. The judge's independent clock bound is the layer for those.
 
 from __future__ import annotations
 
+import ctypes  # scorer code; the kernel's own ctypes use is banned statically
 import os
 import re
+import site
 import stat
 import struct
 import sys
 import sysconfig
+import time
 from typing import Any, Iterator
 
 from scorer.checks.catalog import Finding
@@ -88,8 +91,6 @@ def timer_fingerprint() -> dict[str, Any]:
     the judge *before* the import too: once kernel code has run, the worker's copy of it is no
     longer evidence. The judge keeps it and passes it to audit_timers().
     """
-    import ctypes  # scorer code; the kernel's own ctypes use is banned statically
-
     regions: list[dict[str, Any]] = []
     skipped: list[str] = []
     seen: set[tuple[int, int]] = set()
@@ -150,8 +151,6 @@ def timer_fingerprint() -> dict[str, Any]:
     if not _layout_supported():
         skipped.append(f"object layouts: Python {sys.version.split()[0]} not supported")
     else:
-        import time
-
         for name in _CLOCK_FUNCTIONS:
             if hasattr(time, name):
                 add_callable(f"time.{name}", getattr(time, name))
@@ -331,8 +330,6 @@ def _trusted_roots() -> tuple[str, ...]:
     # Installed locations: the interpreter, its packages and the system's libraries. The kernel cannot
     # write there in the scoring sandbox, and their libraries (CUPTI imports mprotect and dlsym and
     # names cuEventElapsedTime) are loaded lazily by torch's profiler and CUDA, after the snapshot.
-    import site
-
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/opt/nvidia",
              "/usr/local/cuda"}
     try:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from scorer.errors import ScorerUserError
 from scorer.gpu import contention, freeze
 
 LOCK_DIR_ENV = "KERNELARENA_GPU_LOCK_DIR"
@@ -91,8 +92,6 @@ def ensure_lock_files(gpu_key: str, kernel_uid: int | None = None) -> None:
     closed = [str(path.parent)] if not os.stat(path.parent).st_mode & 0o001 else []
     closed += [str(p) for p in (path, path.with_suffix(".timers")) if not os.stat(p).st_mode & 0o004]
     if closed:
-        from scorer.errors import ScorerUserError
-
         raise ScorerUserError(f"the GPU lock folder {path.parent} is closed to the kernel worker's own uid "
                               f"({kernel_uid}): {', '.join(closed)}; chmod 1777 the folder (and a+r its files) "
                               f"or unset {LOCK_DIR_ENV}")

@@ -10,6 +10,7 @@ device and torch, so they hold bit-identical inputs without ever sending one.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import random
 import sys
@@ -78,8 +79,6 @@ def input_digest(inputs: list[Any]) -> str:
     """A short fingerprint of an input set (an evenly strided sample of each tensor's bits, repr of
     the rest), computed where the inputs live: it tells two workers' draws apart without moving
     them. Only a diagnostic: a worker that lies about it only misreports its own inputs."""
-    import hashlib
-
     h = hashlib.sha256()
     for obj in inputs:
         if isinstance(obj, torch.Tensor):

@@ -9,6 +9,7 @@ instead: the reference worker's calibration of what drawing inputs and copying o
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Sequence
 
 import torch
@@ -51,8 +52,6 @@ def warm_up(forward: Callable[..., Any], inputs: Callable[[], Sequence[Any]], sy
             device_type: str, perf_counter: Callable[[], float] | None = None) -> None:
     """Untimed calls on known inputs right before a batch: the allocator holds the blocks the
     calls need and the GPU is at its clock (a 3-call batch after an idle second measured 3x)."""
-    import time
-
     clock = perf_counter or time.perf_counter
     args = inputs()
     start, calls = clock(), 0

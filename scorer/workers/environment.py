@@ -14,6 +14,11 @@ import torch
 
 from scorer.gpu.lock import device_lock_key
 
+try:
+    import triton
+except ImportError:
+    triton = None
+
 # Bumped whenever what a score measures changes, so scores of different versions are not ranked
 # together unnoticed. 0.2.0: GPU timings hold the GPU before the start event and end on the
 # caller's stream (0.1.0 timings included host launch and wake-up latency).
@@ -36,11 +41,7 @@ def _driver_version() -> str | None:
 
 
 def _triton_version() -> str | None:
-    try:
-        import triton
-    except ImportError:
-        return None
-    return str(triton.__version__)
+    return str(triton.__version__) if triton is not None else None
 
 
 # On a CPU both workers run torch's operators on one thread. The cores are shared with whatever else
