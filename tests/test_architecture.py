@@ -1,6 +1,9 @@
-"""The rules docs/ARCHITECTURE.md states, checked on the source: which package may import which,
-what the scorer may import at all, that nothing imports in a circle, and that every third-party
-import is a declared dependency (provider SDKs as extras whose install hint names them)."""
+"""The rules docs/ARCHITECTURE.md states, checked on the source: which package may import which
+(every top-level folder of Python has its rules, the scorer's sub-packages their order), what the
+scorer and the suites may import at all, that nothing imports in a circle, that the scorer code a
+kernel worker loads binds its scorer imports before any kernel runs, and that every third-party
+import is a declared dependency (read from pyproject.toml, whatever is installed; provider SDKs as
+extras whose install hint names them)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import packages_distributions
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,18 @@ import pytest
 from kernelarena.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = ("kernelarena", "orchestrator", "harnesses", "sandbox", "scorer")
+# What pip installs.
+SHIPPED = ("kernelarena", "orchestrator", "harnesses", "sandbox", "scorer")
+# What serves the repository only: they may import anything of ours (benchmarks and scripts reuse
+# the tests' fake servers and fixtures), and nothing shipped imports them.
+TOOLS = ("benchmarks", "scripts", "tests")
+# Task and solution files in KernelBench's format: they run inside the scorer's workers.
+SUITES = "suites"
+# Every top-level folder that holds Python, so a new one must be given its rules here.
+FOLDERS = (*SHIPPED, *TOOLS, SUITES)
+# Read for imports (tests/ holds kernels that are meant not to parse or import what does not exist;
+# only what shipped code imports of it matters, and that is checked from the importing side).
+SCANNED = (*SHIPPED, "benchmarks", "scripts", SUITES)
 
 # Which of our packages each may import (the arrows point one way: orchestrator -> harnesses ->
 # sandbox, orchestrator -> scorer, harnesses -> scorer for scoring a trial, all -> kernelarena).
@@ -28,8 +42,19 @@ MAY_IMPORT = {
     "sandbox": {"sandbox", "kernelarena"},
     "scorer": {"scorer"},
     "harnesses": {"harnesses", "sandbox", "scorer", "kernelarena"},
-    "orchestrator": set(OURS),
+    "orchestrator": set(SHIPPED),
+    "benchmarks": set(SHIPPED) | set(TOOLS),
+    "scripts": set(SHIPPED) | set(TOOLS),
+    "suites": set(),
 }
+# The scorer's rooms, left to right: a sub-package may import only those to its right. The public
+# face (`scorer`, `scorer.__main__`) stands left of them all; the scorer's own top-level modules
+# (score, options, errors, aggregate) are leaves right of them all, importing no sub-package.
+SCORER_LAYERS = ("judge", "workers", "correctness", "checks", "gpu", "tasks")
+SCORER_FACE = ("scorer", "scorer.__main__")
+# The modules a kernel worker's own code starts from; everything they import at module level is
+# loaded before kernel.py is.
+KERNEL_WORKER_ROOTS = ("scorer.workers.entry", "scorer.workers.kernel_role")
 # The scorer runs inside any CUDA or ROCm PyTorch image with nothing added.
 # numpy comes with every PyTorch image (and Triton's CPU interpreter computes with it).
 SCORER_THIRD_PARTY = {"torch", "triton", "numpy"}
@@ -38,6 +63,9 @@ SCORER_THIRD_PARTY = {"torch", "triton", "numpy"}
 SCORER_OPTIONAL = {"pyseccomp", "pynvml"}
 # Extras a shipped module may import from; dev and browser only serve the tests.
 NOT_FOR_SHIPPED_CODE = {"dev", "browser"}
+# Import names whose distribution is named otherwise (read here, not from what is installed, so the
+# check holds without the extras).
+DISTRIBUTION_OF = {"google": "google-genai"}
 
 
 @dataclass(frozen=True)
@@ -56,7 +84,7 @@ def _module_name(path: Path) -> str:
 
 @cache
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for pkg in OURS for p in sorted((ROOT / pkg).rglob("*.py"))}
+    return {_module_name(p): p for pkg in SCANNED for p in sorted((ROOT / pkg).rglob("*.py"))}
 
 
 def _ours(name: str) -> str | None:
@@ -80,7 +108,7 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
         prefix = ".".join(base + ([node.module] if node.module else []))
     else:
         prefix = node.module or ""
-    if prefix.split(".")[0] not in OURS:
+    if prefix.split(".")[0] not in FOLDERS:
         return [prefix]
     # `from pkg import submodule` imports the submodule; `from pkg import name` the package.
     return [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in _modules() else prefix for a in node.names]
@@ -113,8 +141,67 @@ def _is_stdlib(name: str) -> bool:
 
 def test_imports_point_one_way() -> None:
     wrong = [f"{i.module}:{i.line} imports {i.target}" for i in _imports()
-             if i.target.split(".")[0] in OURS and i.target.split(".")[0] not in MAY_IMPORT[i.module.split(".")[0]]]
+             if i.target.split(".")[0] in FOLDERS and i.target.split(".")[0] not in MAY_IMPORT[i.module.split(".")[0]]]
     assert not wrong, "imports against the arrows in docs/ARCHITECTURE.md:\n" + "\n".join(wrong)
+
+
+def test_every_top_level_folder_of_python_has_rules() -> None:
+    found = {p.relative_to(ROOT).parts[0] for p in ROOT.glob("*/**/*.py")
+             if not p.relative_to(ROOT).parts[0].startswith(".") and not p.relative_to(ROOT).parts[0].endswith(".egg-info")}
+    assert found - set(FOLDERS) == set(), "give each new folder its rules in FOLDERS and MAY_IMPORT"
+    assert set(MAY_IMPORT) == set(FOLDERS) - {"tests"}
+
+
+def _scorer_layer(module: str) -> int:
+    """The scorer module's place from left (0, the public face) to right (the leaves)."""
+    if module in SCORER_FACE:
+        return 0
+    parts = module.split(".")
+    if (ROOT / "scorer" / parts[1]).is_dir():
+        assert parts[1] in SCORER_LAYERS, f"scorer/{parts[1]}/ has no place in SCORER_LAYERS"
+        return 1 + SCORER_LAYERS.index(parts[1])
+    return 1 + len(SCORER_LAYERS)
+
+
+def test_scorer_sub_packages_import_only_to_their_right() -> None:
+    """Counting imports inside functions and for type checking too: each is a dependency."""
+    wrong = []
+    for i in _imports():
+        target = _ours(i.target)
+        if i.module.split(".")[0] != "scorer" or target is None or target.split(".")[0] != "scorer":
+            continue
+        if _scorer_layer(target) < _scorer_layer(i.module):
+            wrong.append(f"{i.module}:{i.line} imports {target}")
+    assert not wrong, f"the scorer's order is {' -> '.join(SCORER_LAYERS)} -> its top-level modules:\n" + "\n".join(wrong)
+
+
+@cache
+def _kernel_worker_modules() -> frozenset[str]:
+    """What a kernel worker has loaded when kernel.py is imported: the roots, what they import at
+    module level (not for type checking), and the packages above each."""
+    seen: set[str] = set()
+    todo = list(KERNEL_WORKER_ROOTS)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parts = module.split(".")
+        todo += [".".join(parts[:n]) for n in range(1, len(parts)) if ".".join(parts[:n]) in _modules()]
+        todo += [t for i in _imports() if i.module == module and not i.in_function and not i.type_only
+                 and (t := _ours(i.target)) is not None]
+    return frozenset(seen)
+
+
+def test_the_kernel_worker_binds_its_scorer_imports_before_the_kernel_loads() -> None:
+    """An import inside a function runs when the function does, through the module table: after
+    kernel.py is loaded the kernel could have put its own module there. The public face's lazy
+    attributes are the exception: nothing in a worker asks for them."""
+    loaded = _kernel_worker_modules()
+    assert set(KERNEL_WORKER_ROOTS) | {"scorer.workers.protocol", "scorer.checks.dynamic"} <= loaded
+    late = [f"{i.module}:{i.line} imports {i.target} inside a function" for i in _imports()
+            if i.module in loaded and i.module not in SCORER_FACE and i.in_function and i.target.split(".")[0] == "scorer"]
+    assert not late, "import these at module level (the module is loaded before kernel.py):\n" + "\n".join(late)
 
 
 def test_scorer_imports_only_torch_triton_and_the_standard_library() -> None:
@@ -193,28 +280,47 @@ def _dist_name(requirement: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
-def _declared(include_extras: bool) -> set[str]:
+def _declared(include_extras: bool, shipped: bool = True) -> set[str]:
     project = _pyproject()
     names = {_dist_name(r) for r in project["dependencies"]}
     if include_extras:
         for extra, reqs in project["optional-dependencies"].items():
-            if extra not in NOT_FOR_SHIPPED_CODE:
+            if extra not in NOT_FOR_SHIPPED_CODE or not shipped:
                 names |= {_dist_name(r) for r in reqs}
     return names
 
 
+def _distribution(import_name: str) -> str:
+    return _dist_name(DISTRIBUTION_OF.get(import_name, import_name))
+
+
 def test_every_third_party_import_is_a_declared_dependency() -> None:
-    distributions = packages_distributions()
-    declared = _declared(include_extras=True)
     missing = []
     for i in _imports():
         top = i.target.split(".")[0]
-        if top in OURS or _is_stdlib(top):
+        if top in FOLDERS or _is_stdlib(top):
             continue
-        candidates = {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
-        if not candidates & declared:
-            missing.append(f"{i.module}:{i.line} imports {i.target} (from {sorted(candidates)})")
-    assert not missing, "add to pyproject.toml's dependencies (or an extra):\n" + "\n".join(missing)
+        if _distribution(top) not in _declared(include_extras=True, shipped=i.module.split(".")[0] in SHIPPED):
+            missing.append(f"{i.module}:{i.line} imports {i.target} (distribution {_distribution(top)})")
+    assert not missing, "add to pyproject.toml's dependencies (or an extra), or to DISTRIBUTION_OF:\n" + "\n".join(missing)
+
+
+def test_each_import_name_maps_to_a_declared_distribution_that_provides_it() -> None:
+    """Where the distribution is not installed there is nothing to compare, and nothing fails."""
+    for name, distribution in DISTRIBUTION_OF.items():
+        assert _dist_name(distribution) in _declared(include_extras=True), distribution
+        try:
+            metadata.distribution(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+        assert _dist_name(distribution) in {_dist_name(d) for d in metadata.packages_distributions().get(name, [])}, name
+
+
+def test_suites_import_only_what_the_scorer_image_has() -> None:
+    """Task and solution files run in the scorer's workers, inside any PyTorch image."""
+    wrong = [f"{i.module}:{i.line} imports {i.target}" for i in _imports()
+             if i.module.split(".")[0] == SUITES and not _is_stdlib(i.target) and i.target.split(".")[0] not in SCORER_THIRD_PARTY]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_dependency_is_listed_twice() -> None:
