@@ -22,6 +22,7 @@ from scorer.gpu import freeze
 from scorer.gpu.lock import LOCK_DIR_ENV
 from scorer.options import ScoreOptions
 from scorer.tasks.suites import load_suite
+from tests.shared.waiting import wait_until, wait_until_async
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +68,7 @@ async def ticking_agent(backend: str, lock_dir: Path, name: str) -> AsyncIterato
             reg = server.register(name, cgroup, [freeze.CPU_DEVICE])
             await sb.write_file("tick.py", TICKER)
             ticker = asyncio.create_task(sb.exec("python3 tick.py > ticks.txt", timeout=240))
-            await asyncio.sleep(1.0)
+            await _ticks_after(sb, 0.0)
             try:
                 yield sb, reg
             finally:
@@ -75,9 +76,16 @@ async def ticking_agent(backend: str, lock_dir: Path, name: str) -> AsyncIterato
                 server.unregister(reg)
 
 
-async def _read_ticks(sb: Any) -> list[float]:
-    await asyncio.sleep(0.3)
-    return _ticks((await sb.read_file("ticks.txt")).decode())
+async def _ticks_after(sb: Any, moment: float) -> list[float]:
+    """The ticks, once the agent has ticked after `moment` (it runs)."""
+    async def read() -> list[float]:
+        try:
+            ticks = _ticks((await sb.read_file("ticks.txt")).decode())
+        except FileNotFoundError:
+            return []
+        return ticks if ticks and ticks[-1] > moment else []
+
+    return await wait_until_async(read, 30, f"the agent to tick after {moment:.3f}", poll_s=0.05)
 
 
 def test_judge_freezes_registered_process_sandbox_while_timing(lock_dir: Path) -> None:
@@ -91,7 +99,9 @@ def test_judge_freezes_registered_process_sandbox_while_timing(lock_dir: Path) -
                 score_kernel, suite, "swish", suite.root / "solutions" / "swish" / "kernel.py",
                 device="cpu", options=ScoreOptions(repetitions=5, warmup=1, seeds=2))
             assert not freeze.is_frozen(reg.cgroup), "thawed once the scoring ended"
-            return score, await _read_ticks(sb), _intervals(reg.log), reg.frozen_s()
+            intervals = _intervals(reg.log)
+            ticks = await _ticks_after(sb, max((end for _, end in intervals), default=0.0))  # it runs again
+            return score, ticks, intervals, reg.frozen_s()
 
     score, ticks, intervals, frozen = asyncio.run(main())
     assert score.verdict == "passed", score.error  # type: ignore[attr-defined]
@@ -114,9 +124,7 @@ def _judge(lock_dir: Path, lease_s: float) -> subprocess.Popen[str]:
 
 def _wait_thawed(cgroup: Path, within_s: float) -> float:
     t0 = time.monotonic()
-    while freeze.is_frozen(cgroup):
-        assert time.monotonic() - t0 < within_s, f"still frozen after {within_s} s"
-        time.sleep(0.01)
+    wait_until(lambda: not freeze.is_frozen(cgroup), within_s, "the thaw")
     return time.monotonic() - t0
 
 
@@ -132,13 +140,12 @@ def test_judge_killed_mid_freeze_thaws_at_once(lock_dir: Path) -> None:
                 killed = time.monotonic()
                 assert _wait_thawed(reg.cgroup, within_s=2.0) < 2.0
                 # The thaw comes first and the lease goes right after it: both within the bound.
-                while list((lock_dir / freeze.LEASES).glob("*.json")):
-                    assert time.monotonic() - killed < 2.0, "the lease outlived the judge by 2 s"
-                    time.sleep(0.01)
+                wait_until(lambda: not list((lock_dir / freeze.LEASES).glob("*.json")),
+                           killed + 2.0 - time.monotonic(), "the lease to go within 2 s of the judge")
             finally:
                 judge.kill()
                 judge.wait()
-            assert [t for t in await _read_ticks(sb) if t > killed], "the agent runs again"
+            await _ticks_after(sb, killed)  # the agent runs again
 
     asyncio.run(main())
 
@@ -175,9 +182,9 @@ def test_frozen_time_is_not_the_agents_wall_time(lock_dir: Path) -> None:
                 budget.exclude_paused(reg.frozen_s)
                 budget.start()
                 t0 = time.monotonic()
-                work = asyncio.create_task(sb.exec("for i in $(seq 40); do sleep 0.05; done", timeout=60))
-                if freeze_s:
-                    await asyncio.sleep(0.5)
+                work = asyncio.create_task(sb.exec("touch started; for i in $(seq 40); do sleep 0.05; done", timeout=60))
+                if freeze_s:  # while the command runs
+                    await wait_until_async((Path(sb.workdir) / "started").exists, 30, "the command to start")
                     with freeze.exclusive(lock_dir, freeze.CPU_DEVICE):
                         await asyncio.sleep(freeze_s)
                 result = await work
@@ -207,7 +214,7 @@ def test_docker_agent_container_is_frozen_and_thawed(lock_dir: Path) -> None:
                 await asyncio.sleep(1.0)
                 end = time.monotonic()
             assert not freeze.is_frozen(reg.cgroup)
-            ticks = await _read_ticks(sb)
+            ticks = await _ticks_after(sb, end)
         # The container shares the host's monotonic clock (no time namespace).
         assert not [t for t in ticks if start + 0.02 < t < end - 0.02]
         assert ticks[-1] > end
