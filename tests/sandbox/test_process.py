@@ -16,6 +16,7 @@ import pytest
 from sandbox import Mount, SandboxConfig, SandboxError, open_sandbox
 from tests.sandbox import contract
 from tests.sandbox.conftest import small_config
+from tests.shared.waiting import wait_until_async
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -161,8 +162,7 @@ async def test_close_removes_workdir_and_stray_processes():
 async def test_cancelled_exec_kills_the_command():
     async with open_sandbox(cfg()) as sb:
         task = asyncio.create_task(sb.exec("sleep 79", timeout=60))
-        await asyncio.sleep(0.5)
-        assert pids_with("sleep\x0079")
+        await wait_until_async(lambda: pids_with("sleep\x0079"), 30, "the command to run")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -249,7 +249,8 @@ async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_p
         "async def main():\n"
         "    async with open_sandbox(SandboxConfig(backend='process')) as sb:\n"
         "        writer = 'while true; do mkdir -p \"$HOME/.cache/tmp\"; echo $$ > \"$HOME/.cache/tmp/pid\"; sleep 0.05; done'\n"
-        "        await sb.exec(['bash', '-c', f'setsid bash -c {writer!r} >/dev/null 2>&1 & sleep 0.3'], timeout=30)\n"
+        "        started = 'until [ -s \"$HOME/.cache/tmp/pid\" ]; do sleep 0.01; done'\n"
+        "        await sb.exec(['bash', '-c', f'setsid bash -c {writer!r} >/dev/null 2>&1 & {started}'], timeout=30)\n"
         "        print('WORKDIR=' + sb.workdir, flush=True)\n"
         "        await asyncio.sleep(600)\n"
         "asyncio.run(main())\n"
@@ -272,10 +273,17 @@ async def test_workdir_of_a_sigkilled_owner_is_removed_by_the_next_sandbox(tmp_p
     async with open_sandbox(cfg()) as sb:
         assert Path(sb.workdir).is_dir() and Path(sb.workdir) != workdir
         assert not workdir.exists()
-    # The writer was ended with the workdir: it cannot bring the folder back.
-    time.sleep(0.3)
+    # The writer was ended with the workdir (and any mkdir of its still on its way out): nothing is
+    # left that could bring the folder back.
+    await wait_until_async(lambda: not _running(stray) and not pids_with(str(workdir)), 5, "the writer and its mkdirs to end")
     assert not workdir.exists()
-    assert not Path(f"/proc/{stray}").exists() or "zombie" in Path(f"/proc/{stray}/status").read_text()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid question arises only as root")
