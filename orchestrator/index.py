@@ -55,10 +55,29 @@ def rebuild_index(sweep_dir: Path, spec: SweepSpec, ledger: Ledger) -> None:
     write_json_atomic(sweep_dir / INDEX_FILE, data, indent=None)
 
 
+def _sweeps_in(folder: Path, shown: int = 5) -> str:
+    """", e.g. runs/a, runs/b": the sweep folders right under `folder`, for an error message."""
+    try:
+        found = sorted(str(d) for d in folder.iterdir() if (d / INDEX_FILE).is_file())
+    except OSError:
+        return ""
+    more = f" and {len(found) - shown} more" if len(found) > shown else ""
+    return f", e.g. {', '.join(found[:shown])}{more}" if found else ""
+
+
+def sweep_folder(path: Path) -> Path:
+    """The sweep folder a user meant: `path`, or the folder of the index.json `path` names."""
+    return path.parent if path.name == INDEX_FILE and path.is_file() else path
+
+
 def load_index(sweep_dir: Path) -> Index:
+    """An error names the sweep folders nearby."""
+    sweep_dir = sweep_folder(sweep_dir)
     path = sweep_dir / INDEX_FILE
     if not path.is_file():
-        raise UserError(f"{sweep_dir} holds no {INDEX_FILE}; pass a sweep folder written by `kernelarena sweep`")
+        what = f"{sweep_dir} holds no {INDEX_FILE}" if sweep_dir.is_dir() else f"no folder {sweep_dir}"
+        nearby = _sweeps_in(sweep_dir) or _sweeps_in(sweep_dir.parent)
+        raise UserError(f"{what}; pass a sweep folder written by `kernelarena sweep` (it holds {INDEX_FILE}){nearby}")
     try:
         return Index.model_validate_json(path.read_text(encoding="utf-8"))
     except ValueError as exc:

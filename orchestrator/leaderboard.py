@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from pydantic import BaseModel
-from rich.table import Table
 
 import numpy as np
 
@@ -122,6 +123,11 @@ class Leaderboard(BaseModel):
     models: list[ModelSummary]
     kernels: list[KernelEntry]
     bootstrap: BootstrapInfo | None = None
+
+
+def natural_key(text: str) -> list[tuple[int, int | str]]:
+    """Sorts names as people read them: level1_2 before level1_10 (digit runs as numbers)."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part]
 
 
 def _finished(row: TrialRow) -> bool:
@@ -244,7 +250,7 @@ def build_leaderboard(index: Index, resamples: int = DEFAULT_RESAMPLES, seed: in
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, level=LEVEL) if resamples else None,
         models=summaries,
         kernels=[KernelEntry(suite=s, task=t, cells=sorted(c, key=lambda c: (c.model, c.sample)))
-                 for (s, t), c in kernels.items()],
+                 for (s, t), c in sorted(kernels.items(), key=lambda kv: (natural_key(kv[0][0]), natural_key(kv[0][1])))],
     )
 
 
@@ -273,6 +279,21 @@ def fmt_speedup(value: float | None, digits: int = 3) -> str:
     """A speedup or a score, with `digits` significant digits (CPU-interpreted kernels run at
     0.001x, which fixed decimals would show as a misleading 0.00)."""
     return sig(value, digits)
+
+
+def _half_up(value: float, decimals: int) -> Decimal:
+    """JavaScript's toFixed and Math.round: the exact binary value, a tie rounded up."""
+    return Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+def fmt_dollars(value: float | None) -> str:
+    """As the web app's `money`: "$1.04" from a dollar up, "$0.0312" below."""
+    return "-" if value is None else f"${_half_up(value, 2 if value >= 1 else 4)}"
+
+
+def fmt_count(value: float | None) -> str:
+    """A whole number with thousands separators, as the web app's "12,345"."""
+    return "-" if value is None else f"{_half_up(value, 0):,}"
 
 
 def fmt_interval(ci: tuple[float, float] | None, digits: int = 3) -> str:
@@ -361,7 +382,7 @@ def summary_cells(s: ModelSummary) -> list[str]:
         fmt_rank(s), s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
         fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
         fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score), fmt_interval(s.score_ci),
-        fmt_rank_range(s), fmt(s.rank_strict, 0), fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt(s.tokens_per_solved, 0), fmt(s.dollars_per_solved, 4),
+        fmt_rank_range(s), fmt(s.rank_strict, 0), fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt_count(s.tokens_per_solved), fmt_dollars(s.dollars_per_solved),
         f"{s.finished}/{s.planned}",
     ]
 
@@ -407,26 +428,6 @@ def render_markdown(board: Leaderboard) -> str:
 
 def render_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=1) + "\n"
-
-
-COMPACT_COLUMNS = ("rank", "model", "solved", "pass@1", "mean x", "median x", "score", "score 95% CI",
-                   "P(rank holds)", "hacks", "finished")
-# Below this many terminal columns the full table is squeezed into unreadable ellipses.
-FULL_TABLE_WIDTH = 210
-
-
-def render_rich_table(board: Leaderboard, width: int | None = None) -> Table:
-    """The full summary, or its most important columns on a narrow terminal (the other formats
-    always carry everything)."""
-    columns = SUMMARY_COLUMNS if width is None or width >= FULL_TABLE_WIDTH else COMPACT_COLUMNS
-    keep = [SUMMARY_COLUMNS.index(c) for c in columns]
-    table = Table(title=f"Leaderboard: {board.name}", caption=method_note(board.method))
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "harness") else "right", no_wrap="CI" in col)
-    for s in board.models:
-        cells = summary_cells(s)
-        table.add_row(*(cells[i] for i in keep))
-    return table
 
 
 def relative_link(rel_dir: str, out_file: Path | None, sweep_dir: Path) -> str:
@@ -481,5 +482,5 @@ def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMP
             a_faster += best[a] > best[b]
             b_faster += best[b] > best[a]
     return Comparison(a=summaries[0], b=summaries[1], score_diff=diff, score_diff_ci=diff_ci, p_a_above=p_above,
-                      tasks=sorted(tasks.values(), key=lambda t: (t["suite"], t["task"])), a_faster=a_faster,
+                      tasks=sorted(tasks.values(), key=lambda t: (natural_key(t["suite"]), natural_key(t["task"]))), a_faster=a_faster,
                       b_faster=b_faster)

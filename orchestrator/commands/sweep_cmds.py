@@ -7,7 +7,7 @@ areas' commands do not pay for (or break on) the sweep machinery's imports.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,16 +15,20 @@ from rich.console import Console
 from kernelarena.errors import UserError
 from scorer.aggregate import METHODS
 
+if TYPE_CHECKING:
+    from orchestrator.leaderboard import Leaderboard
+
 FORMATS = ("table", "json", "md", "html")
-# The summary table has 17 columns; squeezed into 80 it becomes unreadable ellipses.
-MIN_TABLE_WIDTH = 220
 
 
-def wide_console() -> Console:
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=max(console.width, MIN_TABLE_WIDTH))
-    return console
+def print_table(board: Leaderboard, console: Console, wide: bool) -> None:
+    """The board's terminal table at the console's width (COLUMNS, else the terminal's, else 80
+    when piped); `wide` shows every column, widening the console to fit them."""
+    from orchestrator.leaderboard_table import natural_width, render_table
+
+    if wide and console.width < natural_width(board):
+        console = Console(file=console.file, width=natural_width(board))
+    console.print(render_table(board, width=console.width, wide=wide))
 
 
 def sweep(
@@ -36,8 +40,9 @@ def sweep(
 ) -> None:
     """Run models x suites x tasks x samples as sandboxed trials, then print the leaderboard."""
     from kernelarena.logs import configure
+    from orchestrator.hardware import hardware_label, hardware_of
     from orchestrator.index import load_index
-    from orchestrator.leaderboard import build_leaderboard, render_rich_table
+    from orchestrator.leaderboard import build_leaderboard
     from orchestrator.prepare import LOG_FILE
     from orchestrator.prepare import prepare_sweep
 
@@ -49,7 +54,7 @@ def sweep(
     plan.sweep_dir.mkdir(parents=True, exist_ok=True)
     # INFO goes to the sweep's JSON log only; the terminal shows progress plus warnings.
     configure(json_path=plan.sweep_dir / LOG_FILE, level="INFO", console_level="WARNING")
-    console = wide_console()
+    console = Console()
     try:
         outcome = run_sweep_blocking(plan)
     except UserError as exc:
@@ -57,7 +62,8 @@ def sweep(
     except KeyboardInterrupt:
         Console(stderr=True).print(f"interrupted; continue with: kernelarena sweep --resume {plan.sweep_dir}")
         raise typer.Exit(130) from None
-    console.print(render_rich_table(build_leaderboard(load_index(plan.sweep_dir)), width=console.width))
+    index = load_index(plan.sweep_dir)
+    print_table(build_leaderboard(index, hardware=hardware_of(hardware_label(plan.sweep_dir, index))), console, wide=False)
     c = outcome.counts
     console.print(f"{c['done']} done, {c['failed']} failed, {c['pending'] + c['running']} not run "
                   f"in {outcome.elapsed_s:.0f}s", highlight=False)
@@ -73,11 +79,12 @@ def leaderboard(
     resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap's random draws.")] = 0,
     method: Annotated[str, typer.Option("--method", help="published (default: mean and median over correct kernels) or strict (failures count speedup 0 in the mean and median).")] = "published",
+    wide: Annotated[bool, typer.Option("--wide", help="table: every column, however wide (default: the compact columns that fit COLUMNS).")] = False,
 ) -> None:
     """Per-model suite scores (with bootstrap 95% intervals) and per-kernel verdicts of a sweep."""
     from orchestrator.hardware import hardware_label, hardware_of
-    from orchestrator.index import load_index
-    from orchestrator.leaderboard import build_leaderboard, render_json, render_markdown, render_rich_table
+    from orchestrator.index import load_index, sweep_folder
+    from orchestrator.leaderboard import build_leaderboard, render_json, render_markdown
     from orchestrator.leaderboard_html import render_html
 
     if fmt not in FORMATS:
@@ -86,16 +93,17 @@ def leaderboard(
         raise UserError(f"--bootstrap must be 0 (no intervals) or a positive number of resamples, not {resamples}")
     if method not in METHODS:
         raise UserError(f"unknown --method '{method}'; use one of {', '.join(METHODS)}")
+    sweep_dir = sweep_folder(sweep_dir)
     index = load_index(sweep_dir)
     board = build_leaderboard(index, resamples=resamples, seed=seed, method=method,
                               hardware=hardware_of(hardware_label(sweep_dir, index)))
     if fmt == "table":
         if out is None:
-            console = wide_console()
-            console.print(render_rich_table(board, width=console.width))
+            print_table(board, Console(), wide)
             return
+        out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
-            Console(file=fh, width=220).print(render_rich_table(board))
+            print_table(board, Console(file=fh), wide)
         return
     if fmt == "html":
         text = render_html(board, sweep_dir, out)

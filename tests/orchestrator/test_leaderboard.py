@@ -263,8 +263,9 @@ def test_html_is_self_contained_with_summary_and_kernel_sections(sweep_dir: Path
     t2 = parser.tables["t-k-demo-t2"]
     assert next(r for r in t2[1:] if r[0] == B)[6] == "TrialBroken: sandbox died"  # the error column
     kernels = parser.tables["kernels"]
-    assert "[timer-patching]" in kernels[1][kernels[0].index(B)]  # hack names in the matrix
+    assert kernels[1][kernels[0].index(B)] == "hack"  # a short mark in the matrix, its hack names on hover
     text = out.read_text()
+    assert 'title="hack_detected [timer-patching]"' in text
     assert "Hardware: <b>unknown</b>" in text and "published method" in text
     assert 'title="Share of first tries' in text  # headers explain themselves
 
@@ -298,6 +299,10 @@ def test_json_and_markdown_formats(sweep_dir: Path) -> None:
 def test_bad_leaderboard_input_is_one_line_exit_2(tmp_path: Path, sweep_dir: Path) -> None:
     proc = _cli("leaderboard", str(tmp_path / "nowhere"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "index.json" in proc.stderr
+    typo = _cli("leaderboard", str(sweep_dir.parent / (sweep_dir.name + "x")))  # a typo beside a real sweep
+    assert typo.returncode == 2 and typo.stderr.count("\n") == 1
+    assert typo.stderr.startswith(f"error: no folder {sweep_dir}x;") and f"e.g. {sweep_dir}" in typo.stderr
+    assert _cli("leaderboard", str(sweep_dir / "index.json"), "--format", "json", "--bootstrap", "0").returncode == 0
     proc = _cli("leaderboard", str(sweep_dir), "--format", "pdf")
     assert proc.returncode == 2 and "table, json, md, html" in proc.stderr
     proc = _cli("leaderboard", str(sweep_dir), "--method", "lenient")
