@@ -79,7 +79,6 @@ def lazy_create(module: str, install_hint: str = "") -> ModelFactory:
             ) from None
         return factory(name, task, **options)
 
-    create.__qualname__ = f"lazy_create({module})"
     return create
 
 
