@@ -20,7 +20,8 @@ Before anything of the task or the kernel exists, the kernel worker:
   where that cannot be done the worker keeps uid 0 with every capability dropped, and says so;
 - sets no_new_privs and loads a seccomp filter (libseccomp through `pyseccomp`) that refuses
   ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces (in
-  clone's flags too; clone3, whose flags it cannot read, answers ENOSYS) and module loading.
+  clone's flags too; clone3, whose flags it cannot read, answers ENOSYS), Unix sockets (a socket
+  file is reachable through a read-only mount) and module loading.
 
 What stays reachable and why: the GPU device nodes (the kernel must run on the GPU), its own
 folder, the GPU lock files (the kernel worker takes the shared side itself), and the channel fds to
@@ -37,6 +38,7 @@ import ctypes
 import errno
 import os
 import signal
+import socket
 import stat
 import sys
 from dataclasses import dataclass
@@ -425,6 +427,10 @@ def _seccomp_filter() -> tuple[Any, str]:
         # clone's flags are its first argument on x86_64 and aarch64 (s390 swaps the first two).
         for flag in _CLONE_NEW_FLAGS:
             filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        # A Unix socket file is connectable through a read-only mount: the judge's freeze servers
+        # (0666, in the lock folder bound into the wall), a session bus, docker's. The kernel
+        # worker connects to none; socketpair (made, not reached) stays.
+        filt.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.EQ, socket.AF_UNIX))
         try:
             filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         except (RuntimeError, ValueError, OSError):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -166,6 +168,43 @@ def test_clone_gets_no_namespace_and_threads_and_processes_still_start(tmp_path:
     assert seen["clone3"] == "Function not implemented", seen
     assert seen["thread"] is True and seen["fork"] == 7 and seen["subprocess"] == "42", seen
     assert seen["torch"] == 256.0 ** 3
+
+
+def test_a_unix_socket_of_the_host_is_out_of_reach(tmp_path: Path) -> None:
+    """A socket file is connectable through a read-only mount (the judge's freeze servers are 0666,
+    in the lock folder bound into the wall): behind the wall no Unix socket can be made to reach it;
+    socketpair still works."""
+    folder = Path(tempfile.mkdtemp(prefix="kernelarena-wall-socket-", dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    path = str(folder / "listener.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(path)
+    os.chmod(path, 0o777)
+
+    def probe() -> dict:
+        out: dict = {}
+        try:
+            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"from behind the wall", path)
+            out["sent"] = "sent"
+        except OSError as exc:
+            out["sent"] = exc.strerror
+        a, b = socket.socketpair()
+        a.sendall(b"ok")
+        out["pair"] = b.recv(2).decode()
+        return out
+
+    try:
+        seen = _in_wall(tmp_path, probe)
+        listener.settimeout(0.2)
+        try:
+            got = listener.recv(100)
+        except TimeoutError:
+            got = b""
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    assert seen["sent"] == "Operation not permitted" and got == b"", (seen, got)
+    assert seen["pair"] == "ok"
 
 
 def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
