@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from orchestrator.index import load_index  # noqa: E402
-from orchestrator.leaderboard import build_leaderboard, fmt_interval, fmt_rank, sig  # noqa: E402
+from orchestrator.leaderboard import build_leaderboard, fmt_interval, fmt_rank, fmt_rank_range, sig  # noqa: E402
 from tests.web.factory import ledger_board  # noqa: E402
 
 
@@ -45,12 +45,12 @@ def main() -> None:
     print(f"{args.models} models x 41 tasks x {args.samples} samples ({len(index.trials)} trials); "
           f"published board with 1000 bootstrap resamples built in {took:.2f} s")
     print(f"{'model':10} {'pass@1':>6} | {'strict mean':>11} {'median':>7} {'score':>7} {'rank':>4} | "
-          f"{'mean':>6} {'median':>6} {'score':>6} {'95% CI':>15} {'rank (95%)':>11}")
+          f"{'mean':>6} {'median':>6} {'score':>6} {'95% CI':>15} {'rank (range)':>12}")
     for m in board.models:
         s = strict[m.model]
         print(f"{m.model:10} {m.pass_at_1:6.3f} | {sig(s.mean_speedup):>11} {sig(s.median_speedup):>7} "
               f"{s.score:7.3f} {s.rank:>4} | {sig(m.mean_speedup):>6} {sig(m.median_speedup):>6} "
-              f"{sig(m.score):>6} {fmt_interval(m.score_ci):>15} {fmt_rank(m):>11}")
+              f"{sig(m.score):>6} {fmt_interval(m.score_ci):>15} {fmt_rank(m) + ' (' + fmt_rank_range(m) + ')':>12}")
     zeros = sum(1 for s in strict.values() if s.score == 0)
     ranks = len({s.rank for s in strict.values()})
     print(f"strict: {zeros} of {len(strict)} models score exactly 0 ({ranks} distinct ranks); "

@@ -16,8 +16,6 @@ figures, which the tests check.
   geometric mean and are left out of `geomean_ci` (None when none has one).
 - `order_confidence(i, j)`: the share of resamples in which model i ranks above model j by the
   leaderboard's key (score, then pass@1); a full tie counts one half.
-- `rank_ranges(among)`: each model's 2.5th and 97.5th percentiles of its rank (1 = best, ties sharing the
-  best rank of their group) over resamples; models whose ranges overlap are not told apart.
 
 Deterministic for a given seed, number of resamples and input (the models' order included).
 """
@@ -126,21 +124,6 @@ class BootstrapResult:
         above = (si > sj) | ((si == sj) & (pi > pj))
         tie = (si == sj) & (pi == pj)
         return float((above.sum() + 0.5 * tie.sum()) / self.resamples)
-
-    def ranks(self, among: Sequence[int]) -> np.ndarray:
-        """(len(among) x resamples) ranks within `among` (1 = best by score, then pass@1; a tie
-        shares the best rank of its group)."""
-        idx = list(among)
-        s, p = self.score[idx], self.pass_at_1[idx]
-        better = (s[None, :, :] > s[:, None, :]) | ((s[None, :, :] == s[:, None, :]) & (p[None, :, :] > p[:, None, :]))
-        return 1 + better.sum(axis=1)
-
-    def rank_ranges(self, among: Sequence[int]) -> list[tuple[int, int]]:
-        """The 95 % percentile range of each model's rank within `among`."""
-        if not among:
-            return []
-        lo, hi = np.percentile(self.ranks(among), [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=1)
-        return [(int(np.floor(a)), int(np.ceil(b))) for a, b in zip(lo, hi)]
 
 
 def bootstrap(models: Sequence[TaskResults], resamples: int = DEFAULT_RESAMPLES,
