@@ -203,7 +203,7 @@ def side_stream(sim: Sim, python_ms: float, hidden_ms: float, caller_ms: float =
 ], ids=["deepseek_v4_pro", "mimo_v2_5_pro"])
 def test_honest_kernel_whose_host_reaches_the_drain_late_is_not_stream_injection(
         cost, python_ms, kernel_ms, evidence, timed, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Measured as before (the drain as the events give it, the synchronize in one piece), the
+    # Measured naively (the drain as the events give it, the synchronize in one piece), the
     # simulation reproduces the rejection: the host reaches the synchronize after the device is done,
     # so its way there is in the drain, which the idle calibration (host waiting first) does not have.
     sim = Sim(dict(cost))
@@ -213,11 +213,11 @@ def test_honest_kernel_whose_host_reaches_the_drain_late_is_not_stream_injection
     assert drain_dev == pytest.approx(evidence[0], rel=0.2)
     assert idle_early_dev == pytest.approx(evidence[1], rel=0.2)
     assert statistics.median(before.event_times_ms) == pytest.approx(timed, rel=0.2)
-    # the old verdict: the events' drains against the calibration with the host waiting first
+    # the naive verdict: the events' drains against the calibration with the host waiting first
     (old,) = dc._drain_finding(statistics.median(before.event_times_ms), before.drain_device_ms,
                                [idle_early_dev] * 12)
     assert old.pattern == "stream-injection"
-    # As measured now: no finding, and no excess left to speak of.
+    # As the timer measures it (the synchronize split): no finding, and no excess left to speak of.
     sim = Sim(dict(cost))
     run = measure(sim, single_stream(sim, python_ms, kernel_ms), monkeypatch)
     assert findings(run) == []

@@ -107,7 +107,7 @@ def test_a_judge_that_is_not_root_walls_the_kernel_in(tmp_path: Path) -> None:
         assert score["isolation"]["complete"] is True, score
         # Each returns its input where its attack reached anything: identity-kernel, or incorrect.
         assert score["verdict"] != "incorrect" and "identity-kernel" not in score["patterns"], score
-    # The old hole: from the spool's descriptor the kernel listed and wrote the judge's folders.
+    # The hole this guards: from the spool's descriptor a kernel could list and write the judge's folders.
     assert not list(tmp_path.rglob("kernelarena_fd_escape*")), list(tmp_path.rglob("kernelarena_fd_escape*"))
     assert not Path("/tmp/kernelarena_fd_escape_tmp").exists()
     # shm_leave is correct only where its file was written: in its own /dev/shm, seen by no one.

@@ -1,8 +1,8 @@
 # task: swish
 # neutralized: the kernel worker draws inputs with the default dtype the task left, whatever kernel.py sets; forward raises if it ever meets float16 inputs
-# One line at import, torch.set_default_dtype(torch.float16), made the kernel worker's draw of
-# `torch.randn(...)` (no dtype given) half precision while the reference worker drew float32: a
-# red-team GEMM then ran on fp16 operands, under the contraction bar. The draw is pinned now; this
+# One line at import, torch.set_default_dtype(torch.float16), would make the kernel worker's draw
+# of `torch.randn(...)` (no dtype given) half precision while the reference worker draws float32:
+# a red-team GEMM ran on fp16 operands so, under the contraction bar. The draw is pinned; this
 # kernel would turn the attack's gain into an error, so a regression shows as a failed scoring.
 import torch
 import torch.nn as nn
