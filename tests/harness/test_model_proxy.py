@@ -26,6 +26,7 @@ from harnesses.proxy.server import ModelProxy
 from harnesses.transcript import Transcript, read_events
 from tests.fakeproviders import Failure, FakeAnthropicServer, FakeOpenAIServer, Reply
 from tests.fakeproviders.openai_responses_server import FakeOpenAIResponsesServer
+from tests.shared.waiting import wait_until_async
 
 KEY = "sk-real-upstream-key-0123456789"
 TOKEN = "ka-trial-dummy-token-0123"
@@ -183,6 +184,10 @@ async def test_a_refusal_ends_the_trial_with_the_providers_own_words(tmp_path: P
     assert "retry" not in types(tmp_path)
 
 
+def _other_tasks() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+
+
 async def test_closing_abandons_a_waiting_turn_without_a_false_retry(tmp_path: Path, socket_dir: Path) -> None:
     """A wall-time cut: the trial records its budget event and closes the proxy while a turn
     still waits on a provider that hangs. The turn is abandoned, said so, and not retried."""
@@ -193,8 +198,7 @@ async def test_closing_abandons_a_waiting_turn_without_a_false_retry(tmp_path: P
         await proxy.start()
         client = http_client(proxy)
         waiting = asyncio.ensure_future(client.post("http://proxy/v1/messages", json=body, headers=headers))
-        while not server.requests:
-            await asyncio.sleep(0.02)
+        await wait_until_async(lambda: server.requests, 30, "the provider to get the turn")
         proxy.transcript.event("budget", kind="wall_time", limit=1, used=1)
         started = time.monotonic()
         await proxy.close()
@@ -202,7 +206,9 @@ async def test_closing_abandons_a_waiting_turn_without_a_false_retry(tmp_path: P
         with pytest.raises(httpx.HTTPError):
             await waiting
         await client.aclose()
-        await asyncio.sleep(1.5)  # where a false retry would land
+        # Nothing is left running in this loop that could retry the turn after its backoff or write
+        # to the transcript.
+        await wait_until_async(lambda: not _other_tasks(), 10, "every task but the test's to end")
     evs = list(read_events(tmp_path / "t.jsonl"))
     after = [e for e in evs[[e["type"] for e in evs].index("budget"):]]
     assert [e["type"] for e in after] == ["budget", "error"]
