@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 
 from harnesses.models.base import Usage
-from harnesses.models.provider import PROVIDERS, ModelProvider, Price, provider_of
+from harnesses.models.provider import ModelProvider, Price, find_provider
 from kernelarena.errors import ConfigError
 
 PRICES_ENV = "KERNELARENA_PRICES"
@@ -66,7 +66,7 @@ def _read_table(path: Path) -> dict[str, Price]:
 
 def _registration(model_id: str) -> tuple[ModelProvider | None, str]:
     prefix, _, name = model_id.partition(":")
-    return (provider_of(prefix) if prefix in PROVIDERS else None), name
+    return find_provider(prefix), name
 
 
 def _priced_as(model_id: str) -> str | None:

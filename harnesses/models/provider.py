@@ -97,10 +97,25 @@ def unknown_prefix_message(prefix: str, model_id: str = "") -> str:
             f"'{GROUP}': pip install it)")
 
 
+# Registrations already looked up: pricing asks on every model turn, and scanning the installed
+# distributions' entry points takes a good fraction of a second in a large environment.
+_FOUND: dict[str, ModelProvider] = {}
+
+
+def find_provider(prefix: str) -> ModelProvider | None:
+    """The registration behind ``prefix``, or None; a bare factory registered under the group
+    counts as a provider that needs no key and lists no prices."""
+    if prefix not in _FOUND:
+        if prefix not in PROVIDERS:
+            return None
+        found = PROVIDERS.get(prefix)
+        _FOUND[prefix] = found if isinstance(found, ModelProvider) else ModelProvider(create=found)
+    return _FOUND[prefix]
+
+
 def provider_of(prefix: str) -> ModelProvider:
-    """The registration behind ``prefix``; a bare factory registered under the group counts as a
-    provider that needs no key and lists no prices. UserError for an unknown prefix."""
-    if prefix not in PROVIDERS:
+    """``find_provider``, with a UserError naming the known prefixes for an unknown one."""
+    provider = find_provider(prefix)
+    if provider is None:
         raise UserError(unknown_prefix_message(prefix))
-    found = PROVIDERS.get(prefix)
-    return found if isinstance(found, ModelProvider) else ModelProvider(create=found)
+    return provider
