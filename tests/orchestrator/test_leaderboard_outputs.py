@@ -137,6 +137,21 @@ def test_table_markdown_json_and_html_agree_on_every_rank(big: Path, board_json:
             assert table[m["model"]][at] == md[m["model"]][md_header.index(column)] == html_rows[m["model"]][at] == text
 
 
+def test_the_web_api_serves_the_same_ranks_hardware_and_notes(big: Path, board_json: dict) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from orchestrator.web.app import create_app
+    from orchestrator.web.catalog import Catalog
+
+    client = TestClient(create_app(Catalog([big.parent], resamples=int(RESAMPLES), seed=0)))
+    served = client.get("/api/board/big/kernelbench").json()["board"]
+    for key in ("rank_note", "method", "method_note", "hardware"):
+        assert served[key] == board_json[key]
+    fields = ("model", "rank", "rank_strict", "rank_range", "score_ci")
+    assert [[m[f] for f in fields] for m in served["models"]] == [[m[f] for f in fields] for m in board_json["models"]]
+
+
 def test_model_names_whole_at_80_and_120_columns_and_when_piped(long_names: Path) -> None:
     shown = {}
     for columns in (80, 120, None):  # None: piped with no COLUMNS at all
