@@ -97,9 +97,14 @@ SCENARIOS = {
     """,
     "raw_native_thread": """
         import _thread, time
+        def nap(up):
+            up.release()
+            time.sleep(30)
         def run():
-            _thread.start_new_thread(time.sleep, (30,))
-            time.sleep(0.2)
+            up = _thread.allocate_lock()
+            up.acquire()
+            _thread.start_new_thread(nap, (up,))
+            up.acquire()  # the thread runs (the guard samples it until it waits)
     """,
     "subprocess": """
         import subprocess
@@ -159,10 +164,9 @@ SCENARIOS = {
     # A native thread whose start routine is in a shared object the kernel brought (as a
     # load_inline extension's std::thread would be).
     "extension_thread": """
-        import ctypes, os, time
+        import ctypes, os
         def run():
-            ctypes.CDLL(os.environ["SPIN_SO"]).start_spinner()
-            time.sleep(0.2)
+            ctypes.CDLL(os.environ["SPIN_SO"]).start_spinner()  # returns once the thread runs
     """,
     # OpenMP/intra-op workers started by torch for a parallel op in the glue (last: they stay).
     "runtime_pool": """
@@ -187,9 +191,14 @@ def start_pool_worker():
 
 SPIN_C = """
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
-static void* spin(void* arg) { for (;;) sleep(1); return arg; }
-void start_spinner(void) { pthread_t t; pthread_create(&t, 0, spin, 0); }
+static volatile int up;
+static void* spin(void* arg) { __atomic_store_n(&up, 1, __ATOMIC_SEQ_CST); for (;;) sleep(1); return arg; }
+void start_spinner(void) {
+    pthread_t t; pthread_create(&t, 0, spin, 0);
+    while (!__atomic_load_n(&up, __ATOMIC_SEQ_CST)) sched_yield();
+}
 """
 
 DRIVER = r"""
