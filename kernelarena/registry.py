@@ -48,7 +48,13 @@ class Registry(Generic[T]):
                 ) from None
         for ep in entry_points(group=self.group):
             if ep.name == name:
-                return ep.load()
+                try:
+                    return ep.load()
+                except ImportError as exc:
+                    raise UserError(
+                        f"{self.kind} '{name}' (entry point {ep.value} of {ep.dist.name if ep.dist else 'a package'}) "
+                        f"does not import: {exc}; reinstall that package or its dependencies"
+                    ) from None
         raise UserError(
             f"unknown {self.kind} '{name}'; known: {', '.join(self.names()) or 'none'} "
             f"(third-party {self.kind}s register under the entry-point group '{self.group}')"

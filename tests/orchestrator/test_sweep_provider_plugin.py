@@ -81,7 +81,8 @@ def build_plugin(root: Path) -> Path:
     info = root / "acme_models-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-models\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[kernelarena.models]\nacme = acme_models:PROVIDER\nbare = acme_models:create\n")
+    (info / "entry_points.txt").write_text((
+        "[kernelarena.models]\nacme = acme_models:PROVIDER\nbare = acme_models:create\nbroken = acme_gone:PROVIDER\n"))
     return root
 
 
@@ -137,17 +138,21 @@ def test_an_unknown_prefix_is_one_line_naming_the_known_ones_and_plugins(tmp_pat
 def test_the_plugin_distribution_is_what_importlib_discovers(tmp_path: Path) -> None:
     """The registry's view in a fresh interpreter with the distribution on the path: the prefix is
     known, its key variable and price come from the registration; an entry point naming a bare
-    factory is a provider without key or prices."""
+    factory is a provider without key or prices; one that does not import is a user error."""
     plugin = build_plugin(tmp_path / "site")
     code = ("import json; from harnesses.models import known_prefixes, provider_of, Usage; "
             "from harnesses.models.pricing import cost; p = provider_of('acme'); b = provider_of('bare'); "
             "print(json.dumps([known_prefixes(), p.key_variables('coder-1'), "
             "cost('acme:coder-1', Usage(1_000_000, 1_000_000)), cost('acme:other', Usage(1, 1)), "
-            "b.create.__name__, b.key_variables('x'), cost('bare:x', Usage(1, 1))]))")
+            "b.create.__name__, b.key_variables('x'), cost('bare:x', Usage(1, 1))]))\n"
+            "from kernelarena.errors import UserError\n"
+            "try: provider_of('broken')\nexcept UserError as exc: print(exc)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
                          env={**os.environ, **with_path(plugin)})
     assert out.returncode == 0, out.stderr
-    prefixes, keys, priced, unpriced, bare_factory, bare_keys, bare_cost = json.loads(out.stdout)
+    listing, broken = out.stdout.splitlines()
+    prefixes, keys, priced, unpriced, bare_factory, bare_keys, bare_cost = json.loads(listing)
     assert {"acme", "bare", "openai"} <= set(prefixes)
     assert keys == [KEY_ENV] and priced == pytest.approx(18.0) and unpriced is None
     assert (bare_factory, bare_keys, bare_cost) == ("create", [], None)
+    assert broken.startswith("model 'broken' (entry point acme_gone:PROVIDER of acme-models) does not import"), broken
