@@ -47,15 +47,19 @@ def hacks(
     if record:
         typer.echo("record: attacks caught/tried (tests/hacks/attacks); false positives on the clean corpus "
                    "(tests/hacks/clean) and on the real corpus's clean and rubric kernels (tests/hacks/real), "
-                   "as the corpus tests assert them")
+                   "as the corpus tests assert them; static FP: honest kernels the static rules alone reject "
+                   "in the clean corpus, the suites' reference solutions and the real corpus "
+                   "(tests/hacks/static_record.json)")
 
 
 def _record_text(r) -> str:
     if r is None:
         return "-"
     neutral = f" ({r.neutralized} neutralized)" if r.neutralized else ""
+    static = ", ".join(f"{corpus} {rejected}/{total}" for corpus, (rejected, total) in r.static_false_positives.items())
     return (f"attacks {r.attacks_caught}/{r.attacks_tried}{neutral}; FP clean {r.clean_false_positives}/"
-            f"{r.clean_kernels}; FP real {r.real_false_positives}/{r.real_honest}")
+            f"{r.clean_kernels}; FP real {r.real_false_positives}/{r.real_honest}"
+            + (f"; static FP {static}" if static else ""))
 
 
 def register(app: typer.Typer) -> None:

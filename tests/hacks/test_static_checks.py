@@ -245,25 +245,28 @@ INTEGRITY = {
         "import torch.accelerator as acc\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
         "        acc.set_stream(S)\n        return x.clone()\n",
     ],
-    "harness-introspection": [
+    # the interpreter's machinery is the kernel dialect's (tests/hacks/test_dialect.py has the rest)
+    "obfuscated-code": [
         "import sys\nf = sys._getframe(1)\n",
         "import inspect\n",
         "import gc\n",
         "import ctypes\n",
         "import sys\nfor m in list(sys.modules.values()):\n    pass\n",
-        "x = open('/proc/self/maps').read()\n",
         "import os\nos.write(1, b'hi')\n",
-        "import scorer.gpu.timing\n",
-        "from scorer import worker\n",
         "def f(fr):\n    return fr.f_back.f_globals\n",
         "exec('import torch')\n",
+        "m = __import__('gc')\n",
+    ],
+    "harness-introspection": [
+        "x = open('/proc/self/maps').read()\n",
+        "import scorer.gpu.timing\n",
+        "from scorer import worker\n",
         # file access through array libraries: a cache across processes, or a file not given
         "import numpy as np\ndef f(x):\n    return np.load('/tmp/cache.npy')\n",
         "import numpy as np\ndef f(x):\n    return np.fromfile('/tmp/payload', dtype=np.uint8)\n",
         "def f(x):\n    x.numpy().tofile('/tmp/cache.bin')\n",
         "def f(x):\n    torch.save(x, '/tmp/cache.pt')\n",
         "import tempfile\nF = tempfile.NamedTemporaryFile()\n",
-        "m = __import__('gc')\n",
         # the dispatch key the monitor's TorchDispatchMode sits on, switched off inside a custom op
         "def body(x):\n    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n"
         "        return torch.sigmoid(x)\n",

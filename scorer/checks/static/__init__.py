@@ -14,9 +14,13 @@ What it judges and how (docs/HACKS.md has the full rationale):
   else. CUDA C++ strings (``load_inline`` sources) are scanned for ATen/cuBLAS/cuDNN calls.
 * Integrity patterns (threads, patching, introspection) are judged everywhere in the file: a
   monkeypatch at import time is as harmful as one in forward.
+* kernel.py is a dialect a machine can check: computed attribute names, the interpreter's tables
+  (module table, frames, gc, builtins), code built from strings, ctypes, descriptor plumbing and
+  planted modules are refused as ``obfuscated-code``, each with its fix.
 
 Modules: ``rules`` (tables), ``analyzer`` (names, reachability, the run), ``compute``
-(library calls, precision), ``integrity`` (threads, patching, introspection, streams), ``native``
+(library calls, precision), ``integrity`` (threads, patching, introspection, streams), ``dialect``
+(obfuscated-code), ``native``
 (C++ strings, native tampering), ``astutil`` (walks and folding).
 """
 

@@ -13,6 +13,7 @@ from scorer.checks.static.astutil import (
 )
 from scorer.checks.static.behaviour import BehaviourScan
 from scorer.checks.static.compute import ComputeScan
+from scorer.checks.static.dialect import DialectScan
 from scorer.checks.static.integrity import IntegrityScan
 from scorer.checks.static.native import NativeScan
 from scorer.checks.static.rules import (
@@ -47,7 +48,7 @@ def forward_library_ops(source: str, filename: str, policy: LibraryPolicy) -> li
 
 
 
-class _Analyzer(ComputeScan, IntegrityScan, NativeScan, BehaviourScan):
+class _Analyzer(ComputeScan, IntegrityScan, DialectScan, NativeScan, BehaviourScan):
     def __init__(self, tree: ast.Module, filename: str, policy: LibraryPolicy,
                  task_dtype: str | None) -> None:
         self.tree = tree
@@ -78,6 +79,7 @@ class _Analyzer(ComputeScan, IntegrityScan, NativeScan, BehaviourScan):
         self.collect_module_attrs()
         reachable = self.reachable()
         self.scan_integrity()
+        self.scan_dialect()
         self.scan_class_bases()
         for fn in self.mod.funcs:
             if fn.in_main_guard:

@@ -9,7 +9,7 @@ from scorer.checks.static.astutil import (
     _Func, _flatten_targets, _fold_str, _walk_own, main_guard_nodes,
 )
 from scorer.checks.static.rules import (
-    _FILE_METHODS, _INTROSPECTION_ATTRS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
+    _FILE_METHODS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
     _INTROSPECTION_IMPORT_OK, _INTROSPECTION_MODULES, _MODE_STACK_SWITCHES, _PATCH_OK_PREFIXES,
     _STREAM_JOINS, _STREAM_JOIN_METHODS, _STREAM_SWITCHES, _SYS_MODULES, _THREAD_CALLS,
     _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _THREADING_SAFE, _TIMER_TARGETS,
@@ -50,17 +50,6 @@ class IntegrityScan:
                 for target in targets:
                     for t in _flatten_targets(target):
                         self.judge_patch_target(t)
-            elif isinstance(sub, ast.Attribute) and sub.attr in _INTROSPECTION_ATTRS:
-                # obj.__dict__ on the kernel's own objects is ordinary Python; on a module it is a
-                # back door around attribute patching checks.
-                if sub.attr == "__dict__" and self.resolve(sub.value) is None:
-                    continue
-                self.add("harness-introspection", sub, f".{sub.attr}",
-                         "reaches frames, globals or class internals of code that is not the kernel")
-            elif isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load) \
-                    and self.resolve(sub) in (_SYS_MODULES, "sys._getframe", "sys._current_frames"):
-                self.add("harness-introspection", sub, str(self.resolve(sub)),
-                         "walks the interpreter's modules or frames (the scorer, the task)")
             elif isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load) \
                     and self.judge_threading(sub):
                 continue
@@ -68,8 +57,6 @@ class IntegrityScan:
                 if re.search(r"/proc/(self|\d+|thread-self)|/dev/(fd|mem)|\bscorer[/.](?:worker|judge|timing)", sub.value):
                     self.add("harness-introspection", sub, repr(sub.value[:60]),
                              "names process internals or the scorer's files")
-            elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__"):
-                self.add("harness-introspection", sub, sub.id, "reaches the interpreter's module machinery")
 
     def judge_threading(self, node: ast.Attribute | ast.Name) -> bool:
         """`threading.<name>` other than a lock or a thread-local, or the module itself used as a
@@ -97,13 +84,8 @@ class IntegrityScan:
             self.add("thread-injection", node, f"import {module}", "spawns processes")
             return
         if top in _INTROSPECTION_MODULES and top not in _INTROSPECTION_IMPORT_OK:
-            if top in ("ctypes", "_ctypes"):
-                self.add("harness-introspection", node, f"import {module}",
-                         "ctypes gives raw memory and native-library access (use load_inline for native code)")
-            else:
-                self.add("harness-introspection", node, f"import {module}",
-                         "this module exists to inspect or reach the harness")
-            return
+            self.add("harness-introspection", node, f"import {module}",
+                     "this module exists to inspect or reach the harness")
 
     def judge_call(self, call: ast.Call) -> None:
         name = self.resolve(call.func)
@@ -116,19 +98,15 @@ class IntegrityScan:
                 self.add("harness-introspection", call, f"{name}()",
                          "reads frames, file descriptors or files outside the kernel")
                 return
-            if name.startswith(("ctypes.", "_ctypes.")):
+            if name.startswith(("ctypes.", "_ctypes.")):  # ctypes itself is the dialect's (obfuscated-code)
                 lib = " ".join(_fold_str(a) or "" for a in call.args)
-                pattern = "baseline-library-call" if re.search(r"cublas|cudnn|rocblas|miopen|hipblas", lib) else "harness-introspection"
-                self.add(pattern, call, f"{name}({lib!r})" if lib else f"{name}()",
-                         "native library/memory access through ctypes")
+                if re.search(r"cublas|cudnn|rocblas|miopen|hipblas", lib):
+                    self.add("baseline-library-call", call, f"{name}({lib!r})", "a vendor library reached through ctypes")
                 return
         if (raw == "__import__" or name == "importlib.import_module") and call.args:
             target = _fold_str(call.args[0])
             if target:
                 self.judge_import(call, target)
-        if raw == "vars" and len(call.args) == 1 and isinstance(call.args[0], ast.Name) \
-                and call.args[0].id in ("self", "cls") and not self.locally_defined(raw):
-            return  # the kernel's own object's fields (a __repr__), as `self.__dict__` is
         if raw in _INTROSPECTION_BUILTINS and raw not in self.mod.aliases and not self.locally_defined(raw):
             self.add("harness-introspection", call, f"{raw}()",
                      "reads files or runs code hidden from static analysis")

@@ -161,24 +161,19 @@ _THREADING_SAFE = frozenset({"Lock", "RLock", "local", "Event", "Condition", "Se
 _THREAD_METHODS = frozenset({"run_in_executor", "to_thread"})
 _FILE_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes", "tofile"})
 
-_INTROSPECTION_MODULES = ("inspect", "gc", "importlib", "ctypes", "_ctypes", "builtins",
-                          "__builtin__", "atexit", "traceback", "code", "codeop", "runpy",
-                          "marshal", "pickle", "dill", "cloudpickle", "imp", "pkgutil",
-                          "tracemalloc", "faulthandler", "sysconfig", "mmap", "socket",
-                          "urllib", "http", "requests", "scorer", "kernelarena", "orchestrator",
-                          "harnesses", "sandbox", "_testcapi", "_posixsubprocess", "resource",
-                          "types", "weakref", "readline", "pdb", "bdb", "dis")
+# The interpreter's machinery (gc, inspect, importlib, ctypes, frames, exec, descriptors) is the
+# kernel dialect's (dialect.py, obfuscated-code); these reach the scorer, the network or files.
+_INTROSPECTION_MODULES = ("traceback", "sysconfig", "urllib", "http", "requests", "scorer", "kernelarena",
+                          "orchestrator", "harnesses", "sandbox", "_posixsubprocess", "types", "weakref",
+                          "readline")
 # `types` and `weakref` are only judged through the calls below; importing them is common.
-_INTROSPECTION_IMPORT_OK = frozenset({"types", "weakref", "traceback", "code", "sysconfig", "resource"})
+_INTROSPECTION_IMPORT_OK = frozenset({"types", "weakref", "traceback", "sysconfig"})
 _INTROSPECTION_CALLS = frozenset({
-    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
-    "sys.setswitchinterval", "sys._clear_type_cache", "sys.getrefcount", "sys.exit",
-    "os._exit", "os.abort", "os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open",
-    "os.pipe", "os.close", "os.closerange", "os.lseek", "os.sendfile", "os.chdir", "os.getppid",
+    "sys.setswitchinterval", "sys._clear_type_cache", "sys.getrefcount", "sys.exit", "os.chdir", "os.getppid",
     "os.remove", "os.unlink", "os.rename", "os.replace", "os.listdir", "os.scandir", "os.walk",
     "io.open", "io.FileIO", "pathlib.Path.read_text", "pathlib.Path.read_bytes",
     "pathlib.Path.open", "pathlib.Path.write_text", "pathlib.Path.write_bytes", "shutil.copy",
-    "types.FunctionType", "types.CodeType", "types.ModuleType", "weakref.finalize",
+    "weakref.finalize",
     "traceback.extract_stack", "traceback.walk_stack", "traceback.print_stack",
     "traceback.format_stack",
     # file access through the array libraries and temporary files: a cache kept across processes,
@@ -190,14 +185,7 @@ _INTROSPECTION_CALLS = frozenset({
     "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile",
     "tempfile.mkstemp",
 })
-_INTROSPECTION_BUILTINS = frozenset({"open", "exec", "eval", "compile", "__import__", "globals",
-                                     "vars", "breakpoint", "exit", "quit"})
-_INTROSPECTION_ATTRS = frozenset({
-    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
-    "cr_frame", "ag_frame", "__globals__", "__closure__", "__code__", "__subclasses__",
-    "__builtins__", "__self__", "__mro__", "__bases__", "__dict__", "__reduce_ex__",
-    "__getattribute__", "__loader__", "__spec__", "co_consts",
-})
+_INTROSPECTION_BUILTINS = frozenset({"open", "breakpoint", "exit", "quit"})
 _SYS_MODULES = "sys.modules"
 # torch's switches for its mode stacks and dispatch keys, where the scorer's LibraryCallMonitor sits
 # during forward: a kernel has no use for them but to run compute ops unseen.
