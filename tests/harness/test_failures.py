@@ -23,6 +23,7 @@ from scorer.tasks.suites import load_suite
 from tests.fakeproviders.openai_server import FakeOpenAIServer
 from tests.fakeproviders.script import Reply
 from tests.harness.helpers import assert_complete_transcript, craft_transcript, events, spec, trial
+from tests.shared.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SWISH = load_suite("demo").task("swish").solution
@@ -34,16 +35,15 @@ SLEEPER = "touch running.flag; sleep 60"
 
 
 def wait_until_running(transcript: Path, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if transcript.is_file():
-            for event in events(transcript.parent):
-                payload = event["payload"]
-                if event["type"] == "harness_event" and payload["kind"] == "sandbox_opened":
-                    if (Path(payload["workdir"]) / "running.flag").exists():
-                        return
-        time.sleep(0.1)
-    raise AssertionError(f"the command never started ({transcript})")
+    wait_until(lambda: _running(transcript), timeout_s, f"the command to start ({transcript})", poll_s=0.1)
+
+
+def _running(transcript: Path) -> bool:
+    """Whether the trial's sandbox is open and the command in it has announced itself."""
+    if not transcript.is_file():
+        return False
+    return any(e["type"] == "harness_event" and e["payload"]["kind"] == "sandbox_opened"
+               and (Path(e["payload"]["workdir"]) / "running.flag").exists() for e in events(transcript.parent))
 
 
 async def test_a_refused_key_ends_the_loop_as_a_credentials_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
