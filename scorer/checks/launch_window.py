@@ -26,9 +26,23 @@ library work goes unseen.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable
 
 import torch
+
+try:
+    import triton.language as tl
+except ImportError:
+    tl = None
+try:
+    from triton.runtime.jit import JITFunction
+except ImportError:
+    JITFunction = None
+try:
+    from triton.knobs import HookChain
+except ImportError:  # a Triton older than its hook chains
+    HookChain = None
 
 _FUNCTION_MODES_ON = getattr(torch._C, "_EnableTorchFunction", None)  # None: a callable grid keeps the modes
 _PLAIN_SCALARS = frozenset({int, float, bool, str, type(None), torch.dtype})
@@ -52,16 +66,12 @@ _INSTALLED: dict[type, Callable[..., Any]] = {}
 
 
 def _triton_plain_types() -> frozenset[type]:
-    try:
-        import triton.language as tl
-    except ImportError:
+    if tl is None:
         return frozenset()
     return frozenset(t for t in (getattr(tl, "dtype", None), getattr(tl, "constexpr", None)) if isinstance(t, type))
 
 
 def _hook_holders() -> list[tuple[Any, str]]:
-    import importlib
-
     holders = []
     for module_name, owner, attribute in _HOOKS:
         try:
@@ -80,10 +90,6 @@ class _Rules:
     def __init__(self) -> None:
         self.plain = _PLAIN_SCALARS | _triton_plain_types()
         # Newer Triton keeps each launch hook as a chain, called on every launch, empty unless set.
-        try:
-            from triton.knobs import HookChain
-        except ImportError:
-            HookChain = None
         self.chain = HookChain
         self.chain_call = getattr(HookChain, "__call__", None)
         self.hooks = _hook_holders()
@@ -182,9 +188,7 @@ def wrap(leaf: type) -> None:
 def install() -> None:
     """Wraps Triton's JITFunction (a GPU launch; the CPU interpreter's runs are counted by the
     monitor itself and stay under its modes)."""
-    try:
-        from triton.runtime.jit import JITFunction
-    except ImportError:
+    if JITFunction is None:
         return
     wrap(JITFunction)
 
