@@ -55,6 +55,17 @@ SCORER_FACE = ("scorer", "scorer.__main__")
 # The modules a kernel worker's own code starts from; everything they import at module level is
 # loaded before kernel.py is.
 KERNEL_WORKER_ROOTS = ("scorer.workers.entry", "scorer.workers.kernel_role")
+# The imports inside functions of kernel-worker modules that stay there, and why none of them runs
+# after kernel.py is loaded (a lookup in the module table then could find the kernel's module).
+LAZY_BEFORE_THE_KERNEL = {
+    "scorer.gpu.lock:device_lock_key": "torch: the harness imports the lock without torch; a kernel worker asks in setup",
+    "scorer.gpu.contention:nvml_handle": "pynvml, optional: only the judge reads NVML",
+    "scorer.gpu.interpreter_bf16:install": "the interpreter's modules, only where Triton is interpreted: installed in setup",
+    "scorer.gpu.interpreter_bf16:_untimed_autotune": "called by install",
+    "scorer.checks.static.rules:_derived_tensor_compute": "called once, at import",
+    "scorer.workers.wall:_interpreter_dirs": "the wall is built before the task or the kernel exists",
+    "scorer.workers.wall:_seccomp_filter": "pyseccomp, optional: the wall is built before the task or the kernel exists",
+}
 # The scorer runs inside any CUDA or ROCm PyTorch image with nothing added.
 # numpy comes with every PyTorch image (and Triton's CPU interpreter computes with it).
 SCORER_THIRD_PARTY = {"torch", "triton", "numpy"}
@@ -73,7 +84,7 @@ class Import:
     module: str  # the importing module, dotted
     target: str  # the imported name, dotted (ours resolved to a module of ours)
     line: int
-    in_function: bool
+    function: str  # the enclosing function's name, "" at module level
     type_only: bool  # under `if TYPE_CHECKING:`
 
 
@@ -114,12 +125,12 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
     return [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in _modules() else prefix for a in node.names]
 
 
-def _walk(module: str, node: ast.AST, in_function: bool, type_only: bool) -> Iterator[Import]:
+def _walk(module: str, node: ast.AST, function: str, type_only: bool) -> Iterator[Import]:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             for target in _targets(module, child):
-                yield Import(module, target, child.lineno, in_function, type_only)
-        yield from _walk(module, child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)),
+                yield Import(module, target, child.lineno, function, type_only)
+        yield from _walk(module, child, child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function,
                          type_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)))
 
 
@@ -131,7 +142,7 @@ def _imports() -> tuple[Import, ...]:
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)  # what Python 3.11 calls an invalid escape
             tree = ast.parse(path.read_text(encoding="utf-8"))
-        found += _walk(module, tree, False, False)
+        found += _walk(module, tree, "", False)
     return tuple(i for i in found if i.target.split(".")[0] != "__future__")
 
 
@@ -188,7 +199,7 @@ def _kernel_worker_modules() -> frozenset[str]:
         seen.add(module)
         parts = module.split(".")
         todo += [".".join(parts[:n]) for n in range(1, len(parts)) if ".".join(parts[:n]) in _modules()]
-        todo += [t for i in _imports() if i.module == module and not i.in_function and not i.type_only
+        todo += [t for i in _imports() if i.module == module and not i.function and not i.type_only
                  and (t := _ours(i.target)) is not None]
     return frozenset(seen)
 
@@ -200,8 +211,17 @@ def test_the_kernel_worker_binds_its_scorer_imports_before_the_kernel_loads() ->
     loaded = _kernel_worker_modules()
     assert set(KERNEL_WORKER_ROOTS) | {"scorer.workers.protocol", "scorer.checks.dynamic"} <= loaded
     late = [f"{i.module}:{i.line} imports {i.target} inside a function" for i in _imports()
-            if i.module in loaded and i.module not in SCORER_FACE and i.in_function and i.target.split(".")[0] == "scorer"]
+            if i.module in loaded and i.module not in SCORER_FACE and i.function and i.target.split(".")[0] == "scorer"]
     assert not late, "import these at module level (the module is loaded before kernel.py):\n" + "\n".join(late)
+
+
+def test_the_kernel_worker_imports_nothing_else_inside_a_function() -> None:
+    """Third-party and standard modules too: each import inside a function of a kernel-worker module
+    is one of LAZY_BEFORE_THE_KERNEL, whose reasons say why it runs before the kernel does."""
+    loaded = _kernel_worker_modules()
+    lazy = {f"{i.module}:{i.function}" for i in _imports() if i.module in loaded and i.module not in SCORER_FACE and i.function}
+    assert lazy - set(LAZY_BEFORE_THE_KERNEL) == set(), "import at module level, or say why it runs before the kernel"
+    assert set(LAZY_BEFORE_THE_KERNEL) - lazy == set(), "these no longer import inside the function: drop them"
 
 
 def test_scorer_imports_only_torch_triton_and_the_standard_library() -> None:
