@@ -25,6 +25,7 @@ from scorer.judge.scoring import score_kernel
 from scorer.options import ScoreOptions
 from scorer.tasks.suites import load_suite
 from scorer.workers import wall
+from tests.shared.waiting import wait_until
 
 ATTACKS = Path(__file__).parent / "wall_attacks"
 REPO = Path(__file__).resolve().parents[2]
@@ -221,16 +222,15 @@ def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
                     beat.write_text(str(time.time()))
                     time.sleep(0.05)
             os._exit(0)
-        time.sleep(0.3)  # the daemon is beating
-        return {}
+        wait_until(beat.exists, 30, "the daemon to beat")
+        return {"returned": time.time()}  # the kernel ends right after
 
     try:
-        _in_wall(tmp_path, probe)
-        assert beat.exists(), "the daemon never ran"
-        time.sleep(0.3)
-        last = beat.stat().st_mtime
-        time.sleep(0.5)
-        assert beat.stat().st_mtime == last, "a process the kernel started outlived it"
+        ended = _in_wall(tmp_path, probe)["returned"]
+        # It beats every 50 ms for 20 s: once its beat has been still for 0.5 s, its last beat must
+        # be from before the kernel ended (and the moment a kill takes to land).
+        wait_until(lambda: time.time() - beat.stat().st_mtime >= 0.5, 30, "the daemon's beat to stop")
+        assert beat.stat().st_mtime <= ended + 0.3, "a process the kernel started outlived it"
     finally:
         beat.unlink(missing_ok=True)
 
@@ -475,6 +475,11 @@ def test_torch_profilers_inductor_import_works_behind_the_wall(tmp_path: Path) -
     assert seen["inductor"] is True
 
 
+def _thread_state(tid: int | None) -> str:
+    """The state letter of one of this process's threads ('S' while it waits)."""
+    return Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
 def test_behind_the_wall_the_worker_reads_its_own_threads_stacks(tmp_path: Path) -> None:
     """The uid change made the worker non-dumpable, its /proc files root's: every native thread's
     origin read as unknown (thread-injection on runtime pools). Its own threads stay readable."""
@@ -486,7 +491,7 @@ def test_behind_the_wall_the_worker_reads_its_own_threads_stacks(tmp_path: Path)
         stop = threading.Event()
         t = threading.Thread(target=stop.wait, daemon=True)
         t.start()
-        time.sleep(0.05)
+        wait_until(lambda: _thread_state(t.native_id) == "S", 10, "the thread to wait")
         origin = native_origin(str(t.native_id), ())
         with open(f"/proc/self/task/{t.native_id}/syscall", encoding="ascii") as fh:
             fh.read()  # while the thread still lives
