@@ -622,12 +622,30 @@ def _reachable(pid: int, path: str, info: os.stat_result) -> bool:
     return (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino)
 
 
-def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: set[int]) -> str | None:
+def _own_pipes(pid: int, fds: list[str]) -> set[str]:
+    """Pipes whose read and write ends the process both holds: made by itself (the CUDA driver
+    makes two as it starts), not a way to anyone outside."""
+    ends: dict[str, set[int]] = {}
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("pipe:["):
+                flags = next(int(line.split()[1], 8) for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines()
+                             if line.startswith("flags:"))
+                ends.setdefault(link, set()).add(flags & os.O_ACCMODE)
+        except (OSError, StopIteration, ValueError):
+            continue
+    return {link for link, modes in ends.items() if {os.O_RDONLY, os.O_WRONLY} <= modes}
+
+
+def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: set[int],
+                own_pipes: set[str]) -> str | None:
     """Why this descriptor of the walled process points outside its wall, or None. `loaded`: the
-    kernel has run (pipes, sockets and namespaces it made itself may exist; before, none may)."""
+    kernel has run (pipes, sockets and namespaces it made itself may exist; before, only pipes
+    whose both ends it holds)."""
     link = os.readlink(f"/proc/{pid}/{fd}" if fd in ("cwd", "root") else f"/proc/{pid}/fd/{fd}")
     if link.startswith("pipe:["):
-        if int(link[6:-1]) in allowed.pipes or loaded:
+        if int(link[6:-1]) in allowed.pipes or loaded or link in own_pipes:
             return None
         return f"fd {fd}: a pipe that is not the judge's channel ({link})"
     if link.startswith("anon_inode:"):
@@ -661,10 +679,12 @@ def fd_report(pid: int, allowed: FdAllowance, loaded: bool = False) -> list[str]
     through its own mounts. A folder descriptor from before the wall would let it walk `..` past
     the covers; a file one, read what the wall hides."""
     mounts = _mount_ids(pid)
+    fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
+    own_pipes = _own_pipes(pid, fds)
     problems = []
-    for fd in ["cwd", "root", *sorted(os.listdir(f"/proc/{pid}/fd"), key=int)]:
+    for fd in ["cwd", "root", *fds]:
         try:
-            problem = _fd_problem(pid, fd, allowed, loaded, mounts)
+            problem = _fd_problem(pid, fd, allowed, loaded, mounts, own_pipes)
         except FileNotFoundError:
             continue  # closed while it was read
         if problem:

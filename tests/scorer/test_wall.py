@@ -358,14 +358,15 @@ def test_a_folder_opened_before_the_wall_is_found_from_outside(tmp_path: Path) -
             os.chdir(workdir)
             leaked = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
             wall.enter(workdir, [str(REPO)], keep=(leaked, ready_w, done_r))
-            os.write(ready_w, b"1")
+            own = os.pipe()  # both ends its own, as the CUDA driver's
+            os.write(ready_w, str(os.fstat(own[0]).st_ino).encode())
             os.read(done_r, 1)
         finally:
             os._exit(0)
     os.close(ready_w)
     os.close(done_r)
     try:
-        assert os.read(ready_r, 1) == b"1"
+        own_pipe = f"pipe:[{int(os.read(ready_r, 64))}]"
         walled = wall.walled_pid(pid)
         if walled == pid:
             pytest.skip("the wall forked no walled process on this host")
@@ -373,6 +374,9 @@ def test_a_folder_opened_before_the_wall_is_found_from_outside(tmp_path: Path) -
         for loaded in (False, True):
             problems = wall.fd_report(walled, allowed, loaded=loaded)
             assert any("folder opened outside the wall" in p and str(tmp_path) in p for p in problems), problems
+            assert not any(own_pipe in p for p in problems), problems
+        # Before load, the pipes kept from outside (one end each here) are named; its own is not.
+        assert sum("not the judge's channel" in p for p in wall.fd_report(walled, allowed)) == 2
     finally:
         os.close(done_w)
         os.close(ready_r)
