@@ -52,7 +52,7 @@ def timing_elsewhere(gpu_key: str, for_s: float) -> Iterator[float]:
 
     other = threading.Thread(target=hold)
     other.start()
-    held.wait(10)
+    assert held.wait(10), f"the other scorer never got {gpu_key}'s lock"
     releases_at = time.monotonic() + for_s
     threading.Timer(for_s, release.set).start()
     try:
