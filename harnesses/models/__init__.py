@@ -9,7 +9,7 @@ provider's first client is built.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -47,8 +47,13 @@ __all__ = [
     "provider_of",
 ]
 
+
+def _loader(provider: ModelProvider) -> Callable[[], ModelProvider]:
+    return lambda: provider
+
+
 for _prefix, _provider in BUILTIN_PROVIDERS.items():
-    PROVIDERS.register(_prefix, lambda registered=_provider: registered)
+    PROVIDERS.register(_prefix, _loader(_provider))
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:

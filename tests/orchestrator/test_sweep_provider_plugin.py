@@ -18,11 +18,12 @@ from tests.fakeproviders import FakeOpenAIServer, Reply
 from tests.orchestrator.sweep_helpers import REPO, assert_sweep_complete, cli, events, write_spec
 
 KEY_ENV = "ACME_API_KEY"
+KEY = "acme-test-key"  # the fake server answers 401 to any other
 SWISH = (REPO / "suites/demo/solutions/swish/kernel.py").read_text()
 DONE_TEXT = "kernel.py is written (acme)."
 # Per turn 100k prompt and 10k completion tokens at the plug-in's $3 / $15 per million: $0.45.
-TURN = {"input_tokens": 100_000, "output_tokens": 10_000}
-SCRIPT = [Reply.tool("write_file", {"path": "kernel.py", "content": SWISH}, **TURN), Reply.say(DONE_TEXT, **TURN)]
+SCRIPT = [Reply.tool("write_file", {"path": "kernel.py", "content": SWISH}, input_tokens=100_000, output_tokens=10_000),
+          Reply.say(DONE_TEXT, input_tokens=100_000, output_tokens=10_000)]
 EXPECTED_DOLLARS = 2 * (0.1 * 3.0 + 0.01 * 15.0)
 
 PLUGIN = '''"""acme: a model provider plug-in for KernelArena; its API speaks OpenAI's chat completions."""
@@ -86,10 +87,11 @@ def build_plugin(root: Path) -> Path:
     return root
 
 
-def with_path(path: Path, **env: str) -> dict[str, str]:
-    """The environment of a run with the plug-in on the path and no price file in force."""
+def with_path(path: Path, key: str) -> dict[str, str]:
+    """The environment of a run with the plug-in on the path, `key` in its key variable and no
+    price file in force."""
     return {"PYTHONPATH": os.pathsep.join(filter(None, [str(path), os.environ.get("PYTHONPATH", "")])),
-            "KERNELARENA_PRICES": "", **env}
+            "KERNELARENA_PRICES": "", KEY_ENV: key}
 
 
 def _spec(tmp_path: Path, server: FakeOpenAIServer) -> Path:
@@ -101,14 +103,15 @@ def _spec(tmp_path: Path, server: FakeOpenAIServer) -> Path:
 @pytest.mark.slow
 def test_a_sweep_runs_a_model_of_a_plugin_provider(tmp_path: Path) -> None:
     plugin = build_plugin(tmp_path / "site")
-    with FakeOpenAIServer(script=SCRIPT) as server:
+    server = FakeOpenAIServer(script=SCRIPT, api_key=KEY)
+    with server:
         spec = _spec(tmp_path, server)
         # The plug-in's registration names the key variable: unset, the sweep stops before any trial.
-        proc = cli("sweep", str(spec), env=with_path(plugin, **{KEY_ENV: ""}), timeout=300)
+        proc = cli("sweep", str(spec), env=with_path(plugin, ""), timeout=300)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and KEY_ENV in proc.stderr, proc.stderr
         assert not server.requests and not (tmp_path / "sweep").exists()
 
-        proc = cli("sweep", str(spec), env=with_path(plugin, **{KEY_ENV: server.api_key}), timeout=600)
+        proc = cli("sweep", str(spec), env=with_path(plugin, KEY), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [r.body["model"] for r in server.requests] == ["coder-1", "coder-1"]
 
@@ -125,7 +128,8 @@ def test_a_sweep_runs_a_model_of_a_plugin_provider(tmp_path: Path) -> None:
 
 def test_an_unknown_prefix_is_one_line_naming_the_known_ones_and_plugins(tmp_path: Path) -> None:
     """The same spec without the plug-in on the path: exit 2, one line, nothing written."""
-    with FakeOpenAIServer(script=SCRIPT) as server:
+    server = FakeOpenAIServer(script=SCRIPT)
+    with server:
         spec = _spec(tmp_path, server)
         proc = cli("sweep", str(spec), env={KEY_ENV: "k"}, timeout=300)
     assert proc.returncode == 2, proc.stderr
@@ -148,7 +152,7 @@ def test_the_plugin_distribution_is_what_importlib_discovers(tmp_path: Path) -> 
             "from kernelarena.errors import UserError\n"
             "try: provider_of('broken')\nexcept UserError as exc: print(exc)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
-                         env={**os.environ, **with_path(plugin)})
+                         env={**os.environ, **with_path(plugin, "")})
     assert out.returncode == 0, out.stderr
     listing, broken = out.stdout.splitlines()
     prefixes, keys, priced, unpriced, bare_factory, bare_keys, bare_cost = json.loads(listing)
