@@ -2,7 +2,7 @@
 
 The model column is never cut: a model name is what tells two rows apart. To fit the width, the
 table leaves out whole columns, lowest priority first (`PRIORITY`), and says which; only when the
-highest-priority columns alone do not fit does the model name wrap onto a second line, whole.
+highest-priority columns alone do not fit does a model name wrap, after its punctuation, whole.
 By default it shows the compact set (`COMPACT_COLUMNS`); `wide=True` shows every column at its
 natural width, however wide. The notes under the table (hardware, how the score is computed, how
 the rank is set) wrap at the console's width.
@@ -52,11 +52,26 @@ def fit_columns(header_cells: dict[str, list[str]], width: int | None, wide: boo
     return shown
 
 
+def wrap_name(name: str, width: int) -> str:
+    """`name` on lines of at most `width` cells, broken after a ':', '/', '-', '_' or '.' where one
+    fits (mid-part only where none does); every character kept."""
+    lines, rest = [], name
+    while cell_len(rest) > width:
+        cut = max((i + 1 for i, ch in enumerate(rest[:width]) if ch in ":/-_."), default=width)
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    return "\n".join([*lines, rest])
+
+
 def render_table(board: Leaderboard, width: int | None = None, wide: bool = False) -> RenderableType:
     """The summary table and its notes; `width` is the console's (None: no limit)."""
     rows = [summary_cells(s) for s in board.models]
     by_column = {c: [r[i] for r in rows] for i, c in enumerate(SUMMARY_COLUMNS)}
     shown = fit_columns(by_column, width, wide)
+    others = [_column_width(c, by_column[c]) for c in shown if c != "model"]
+    if width is not None and not wide:  # the names wrap only where the fewest columns leave too little room
+        room = max(12, width - _table_width([*others, 0]))
+        by_column["model"] = [wrap_name(n, room) for n in by_column["model"]]
     table = Table(title=f"Leaderboard: {board.name}")
     for col in shown:
         if col == "model":

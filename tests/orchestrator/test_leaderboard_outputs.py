@@ -170,6 +170,22 @@ def test_model_names_whole_at_80_and_120_columns_and_when_piped(long_names: Path
     assert "score 95% CI" in shown[120]
 
 
+def test_below_the_fewest_columns_a_name_wraps_at_its_punctuation_whole(long_names: Path) -> None:
+    out = _cli("leaderboard", str(long_names), "--bootstrap", RESAMPLES, columns=50).stdout
+    assert max(len(line) for line in out.splitlines()) <= 50
+    names, pieces = [], []
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 3:
+            if cells[0] and pieces:  # a row's first line: the previous name is complete
+                names.append("".join(pieces))
+                pieces = []
+            pieces.append(cells[1])
+            assert cells[0] or pieces[-2][-1] in ":/-_.", line  # broken after punctuation only
+    names.append("".join(pieces))
+    assert sorted(names) == sorted(LONG_NAMES)
+
+
 def test_wide_shows_every_column_and_the_name_still_whole(long_names: Path) -> None:
     out = _cli("leaderboard", str(long_names), "--bootstrap", RESAMPLES, "--wide", columns=80).stdout
     assert _table_header(out) == list(SUMMARY_COLUMNS)
