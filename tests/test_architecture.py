@@ -378,3 +378,38 @@ def test_a_missing_sdk_names_its_extra(provider: str, monkeypatch: pytest.Monkey
     with pytest.raises(UserError, match=rf"pip install 'kernelarena\[{provider}\]'"):
         create_model(f"{provider}:some-model")
     assert provider in _pyproject()["optional-dependencies"]
+
+
+# Names the tests import that no distribution provides: modules made while the tests run.
+MADE_BY_THE_TESTS = {
+    "fakelib": "the guard test's library, written to a temporary folder",
+    "kernelarena_task": "the name the scorer loads a task's module under, which attack kernels look up",
+    "_swish_fast": "the module an obfuscated-code attack writes beside itself and imports",
+}
+
+
+def test_every_third_party_import_of_the_tests_is_declared() -> None:
+    """What `make test` installs (the dev extra and the others it names) covers every import of the
+    tests, read from each file that parses (some kernels in tests/ are meant not to)."""
+    declared = _declared(include_extras=True, shipped=False)
+    missing = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except SyntaxError:
+                continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for top in {name.split(".")[0] for name in names}:
+                if top in FOLDERS or top in MADE_BY_THE_TESTS or top == "__future__" or _is_stdlib(top):
+                    continue
+                if _distribution(top) not in declared:
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {top}")
+    assert not missing, "add to pyproject.toml's dev extra (or the extra it belongs to):\n" + "\n".join(missing)
