@@ -109,6 +109,17 @@ REFUSED = {
     "planted import": "import my_helpers_beside_kernel\n",
     "writes a .so": "def f(b):\n    with open('/tmp/libfast.so', 'wb') as fh:\n        fh.write(b)\n",
     "pathlib writes a .py": "import pathlib\npathlib.Path('/tmp/m.py').write_text('x = 1')\n",
+    "getattr handed around": "import torch\ng = getattr\nf = g(torch, 'x' * 2)\n",
+    "exec through functools": "import functools\nrun = functools.partial(exec, 'x = 1')\n",
+    "sys re-exported by torch": "import torch\nM = torch.sys.modules\n",
+    "sys re-exported by os": "import os\nF = os.sys._getframe\n",
+    "a private sys hook": "import sys\nE = sys._current_exceptions()\n",
+    "sys.path edited": "import sys\nsys.path.insert(0, '/tmp')\n",
+    "a file renamed into a module": "import pathlib\npathlib.Path('/tmp/a.txt').rename('/tmp/fast.py')\n",
+    "numpy.ctypeslib": "import numpy as np\nL = np.ctypeslib.load_library('x', '.')\n",
+    "an own-object method called unbound": "import torch\nclass M:\n    def get(self, i):\n"
+                                            "        return getattr(self, f'layer{i}')\nf = M.get(torch, 1)\n",
+    "own object, a private prefix": "class M:\n    def get(self, n):\n        return getattr(self, '_' + n)\n",
     "C++ PySys_": 'S = r"""#include <torch/extension.h>\nvoid f() { PySys_SetObject("x", 0); }"""\n',
     "C++ py::module_::import": 'S = r"""#include <torch/extension.h>\nvoid f() { py::module_::import("sys"); }"""\n',
     "C++ PyEval_SetProfile": 'S = r"""#include <torch/extension.h>\nvoid f() { PyEval_SetProfile(0, 0); }"""\n',
@@ -134,6 +145,14 @@ HONEST = {
                                      "        super().__init__()\n        self.eval()\n        self.f = torch.compile(self.g)\n"
                                      "    def g(self, x):\n        return x\n",
     "re.compile": "import re\nP = re.compile(r'x+')\n",
+    "layers registered by name on self": "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+                                         "        super().__init__()\n        for i in range(3):\n"
+                                         "            setattr(self, f'layer{i}', torch.nn.Identity())\n"
+                                         "    def forward(self, x):\n        for i in range(3):\n"
+                                         "            x = getattr(self, 'layer' + str(i))(x)\n        return x\n",
+    "a Module's __getattr__ forwarding": "import torch\nclass M(torch.nn.Module):\n    def __getattr__(self, name):\n"
+                                          "        return super().__getattr__(name)\n",
+    "torch.signal": "import torch\nW = torch.signal.windows.hann(8)\n",
     "os.environ and os.path": "import os\nA = os.environ.get('X', '1')\nB = os.path.join(os.path.dirname(__file__), 'x')\n",
     "stdlib helpers": "import math, functools, typing, dataclasses, collections, itertools, contextlib, warnings, logging\n"
                       "from typing import Optional\nimport types\nNS = types.SimpleNamespace(a=1)\n",

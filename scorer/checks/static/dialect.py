@@ -66,6 +66,7 @@ _NAMES = {
     _SYS_MODULES: "the module table", "sys._getframe": "a frame", "sys._current_frames": "every thread's frame",
     "sys.settrace": "a trace hook", "sys.setprofile": "a profile hook", "sys.monitoring": "a monitoring hook",
     "sys.addaudithook": "an audit hook", "sys.meta_path": "the import system", "sys.path_hooks": "the import system",
+    "sys.path": "the import path, where a planted module is found", "numpy.ctypeslib": "ctypes",
     "sys.path_importer_cache": "the import system", "sys.modules.__setitem__": "the module table",
     "types.FunctionType": "a function built from a code object", "types.CodeType": "a code object",
     "types.FrameType": "a frame type", "types.CellType": "a closure cell", "types.ModuleType": "a module built at run time",
@@ -140,6 +141,12 @@ class DialectScan:
             elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__") \
                     and isinstance(sub.ctx, ast.Load):
                 self._dialect(sub, sub.id, "reaches the interpreter's module machinery", _FIX_ATTR)
+            elif isinstance(sub, ast.Name) and sub.id in _VALUE_BUILTINS and isinstance(sub.ctx, ast.Load) \
+                    and not (isinstance(self.parents.get(sub), ast.Call) and self.parents[sub].func is sub) \
+                    and not self._shadowed(sub.id):
+                # `g = getattr; g(torch, name)`: a builtin handed around is called where no rule looks
+                self._dialect(sub, f"{sub.id} as a value", "the builtin is called where its arguments are not "
+                              "visible", f"call {sub.id}(...) directly")
             if isinstance(sub, (ast.Attribute, ast.Name)) and isinstance(sub.ctx, ast.Load) \
                     and not isinstance(self.parents.get(sub), ast.Attribute):
                 name = self.resolve(sub)
@@ -163,24 +170,61 @@ class DialectScan:
                           "kernel carries code no checker reads", "put the code in kernel.py")
 
     def _judge_name(self, node: ast.AST, name: str) -> None:
+        """A dotted name, at every depth: `torch.sys.modules` and `os.sys` are sys's re-exports."""
         parts = name.split(".")
-        if name in _NAMES or ".".join(parts[:2]) in _NAMES:
-            what = name if name in _NAMES else ".".join(parts[:2])
-            self._dialect(node, what, f"reaches {_NAMES[what]}", "kernel.py has no use for the interpreter's "
-                          "tables and hooks: import what you need by name")
-        elif parts[0] == "os" and len(parts) >= 2 and (parts[1] in _OS_DESCRIPTORS or parts[1].startswith(("exec", "spawn"))):
-            if parts[1] in _THREAD_OWNED or parts[1].startswith(("exec", "spawn")):
-                return  # processes: thread-injection names them
-            self._dialect(node, f"os.{parts[1]}", "file-descriptor or process plumbing", _FIX_OS)
+        for k, part in enumerate(parts):
+            pair = ".".join(parts[k:k + 2])
+            nxt = parts[k + 1] if k + 1 < len(parts) else ""
+            if pair in _NAMES:
+                self._dialect(node, pair, f"reaches {_NAMES[pair]}", "kernel.py has no use for the interpreter's "
+                              "tables and hooks: import what you need by name")
+            elif part == "sys" and nxt.startswith("_"):
+                self._dialect(node, pair, "reaches the interpreter's private hooks and frames", _FIX_MODULE)
+            elif part == "os" and (nxt in _OS_DESCRIPTORS or nxt.startswith(("exec", "spawn"))):
+                if nxt in _THREAD_OWNED or nxt.startswith(("exec", "spawn")):
+                    return  # processes: thread-injection names them
+                self._dialect(node, pair, "file-descriptor or process plumbing", _FIX_OS)
+            elif k >= 1 and part in _REEXPORTED:
+                self._dialect(node, ".".join(parts[:k + 1]), f"reaches the {part} module through another module",
+                              f"kernel.py has no use for {part}")
+            else:
+                continue
+            return
+
+    def _shadowed(self, raw: str) -> bool:
+        return raw in self.mod.aliases or self.locally_defined(raw)
+
+    def _own_object(self, call: ast.Call) -> bool:
+        """`getattr(self, f"layer{i}")` in a method reached only as `self.method`: a computed name
+        with a literal prefix, on the kernel's own object (nn.Module code registers layers so)."""
+        if not call.args or not (isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
+            return False
+        prefix = _literal_prefix(call.args[1]) if len(call.args) > 1 else None
+        if not prefix or prefix.startswith("_"):
+            return False
+        fn = self.parents.get(call)
+        while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            fn = self.parents.get(fn)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(self.parents.get(fn), ast.ClassDef):
+            return False
+        if not fn.args.args or fn.args.args[0].arg != "self":
+            return False
+        for node in ast.walk(self.tree):  # `Cls.method(torch, ...)` would hand it another object as self
+            if isinstance(node, ast.Name) and node.id == fn.name and isinstance(node.ctx, ast.Load):
+                return False
+            if isinstance(node, ast.Attribute) and node.attr == fn.name and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self") and not _is_super(node.value):
+                return False
+        return True
 
     def _judge_call(self, call: ast.Call, literal_loops: set[str]) -> None:
         func = call.func
         raw = func.id if isinstance(func, ast.Name) else None
-        shadowed = raw is not None and (raw in self.mod.aliases or self.locally_defined(raw))
+        shadowed = raw is not None and self._shadowed(raw)
         if raw in _NAME_TAKERS and not shadowed:
             index = _NAME_TAKERS[raw]
             name = call.args[index] if len(call.args) > index else None
-            if not _literal_name(name, literal_loops):
+            if not _literal_name(name, literal_loops) and not self._own_object(call):
                 self._dialect(call, f"{raw}() with a computed name", "the attribute's name is computed, "
                               "so no reader or checker knows what it reaches", _FIX_NAME)
             elif raw == "getattr" and self.resolve(call):  # getattr(os, "dup2") is os.dup2
@@ -197,13 +241,18 @@ class DialectScan:
             self._judge_code_file(call, call.args[0] if call.args else None, _open_mode(call))
             return
         if isinstance(func, ast.Attribute):
-            if func.attr in _NAME_METHODS and not _literal_name(call.args[0] if call.args else None, literal_loops):
+            forwarded = _is_super(func.value)  # `super().__getattr__(name)` in a Module's own __getattr__
+            if func.attr in _NAME_METHODS and not forwarded \
+                    and not _literal_name(call.args[0] if call.args else None, literal_loops):
                 self._dialect(call, f".{func.attr}() with a computed name", "the attribute's name is computed",
                               _FIX_NAME)
-            elif func.attr in ("write_text", "write_bytes", "open", "symlink_to", "hardlink_to", "rename"):
+            elif func.attr in ("write_text", "write_bytes", "open", "symlink_to", "hardlink_to", "rename", "replace",
+                               "link_to"):
                 mode = _open_mode(call) if func.attr == "open" else "w"
-                self._judge_code_file(call, func.value, mode)
+                self._judge_code_file(call, ast.Tuple(elts=[func.value, *call.args], ctx=ast.Load()), mode)
         name = self.resolve(func)
+        if name and (name.startswith("shutil.") or name in ("os.rename", "os.replace", "os.link", "os.symlink")):
+            self._judge_code_file(call, ast.Tuple(elts=list(call.args), ctx=ast.Load()), "w")
         if name in _NAME_CALLERS and not all(_literal_name(a, literal_loops) for a in call.args):
             self._dialect(call, f"{name}() with a computed name", "the attribute's name is computed", _FIX_NAME)
 
@@ -248,11 +297,31 @@ class DialectScan:
                     self._dialect(ast.Constant(value=None, lineno=line), f"native source calling {tokens}", why, fix)
 
 
+# Builtins that take or run names and code: handed around as values they are called unseen.
+_VALUE_BUILTINS = frozenset(_NAME_TAKERS) | frozenset(_BUILTINS)
+# Modules other modules re-export (`torch.sys`, `os.sys`, `numpy.ctypeslib`'s ctypes): reached
+# through another module they are still themselves.
+_REEXPORTED = frozenset({"sys", "os", "gc", "inspect", "importlib", "ctypes", "_ctypes", "builtins", "marshal",
+                         "pickle", "atexit", "fcntl", "mmap", "socket", "_thread", "subprocess", "cffi"})
 # os.* names thread-injection already judges (processes and signals).
 _THREAD_OWNED = frozenset({"fork", "forkpty", "kill", "system", "popen", "posix_spawn", "posix_spawnp",
                            "register_at_fork"})
 # Relative and scorer imports are harness-introspection's (they reach the scorer's own code).
 _SCORER_PACKAGES = frozenset({"scorer", "kernelarena", "orchestrator", "harnesses", "sandbox"})
+
+
+def _is_super(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _literal_prefix(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _literal_prefix(node.values[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _literal_prefix(node.left)
+    return None
 
 
 def _literal_name(node: ast.AST | None, literal_loops: set[str]) -> bool:
