@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from typing import Awaitable, Callable, TypeVar, cast
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, overload
 
 T = TypeVar("T")
 
@@ -29,8 +30,17 @@ def wait_until(predicate: Callable[[], T], timeout_s: float, what: str, *, poll_
         time.sleep(poll_s)
 
 
-async def wait_until_async(predicate: Callable[[], T | Awaitable[T]], timeout_s: float, what: str, *,
-                           poll_s: float = POLL_S) -> T:
+@overload
+async def wait_until_async(predicate: Callable[[], Awaitable[T]], timeout_s: float, what: str, *,
+                           poll_s: float = ...) -> T: ...
+
+
+@overload
+async def wait_until_async(predicate: Callable[[], T], timeout_s: float, what: str, *, poll_s: float = ...) -> T: ...
+
+
+async def wait_until_async(predicate: Callable[[], object], timeout_s: float, what: str, *,
+                           poll_s: float = POLL_S) -> object:
     """`wait_until` inside an event loop: polls without blocking the loop's other tasks. The
     predicate may be a coroutine function (a look into a sandbox, say)."""
     deadline = time.monotonic() + timeout_s
@@ -39,7 +49,7 @@ async def wait_until_async(predicate: Callable[[], T | Awaitable[T]], timeout_s:
         if inspect.isawaitable(value):
             value = await value
         if value:
-            return cast(T, value)  # awaited above where it was awaitable
+            return value
         if time.monotonic() >= deadline:
             raise AssertionError(f"gave up after {timeout_s:g} s waiting for {what}")
         await asyncio.sleep(poll_s)
