@@ -7,6 +7,7 @@ import torch
 
 from scorer import ScoreOptions, score_kernel
 from scorer.tasks.suites import Suite
+from tests.shared.waiting import wait_until
 
 pytestmark = pytest.mark.gpu
 
@@ -280,7 +281,7 @@ def test_a_real_triton_compile_lets_a_waiting_timer_in(tmp_path, monkeypatch) ->
     with shared_gpu_work("GPU-compile") as lock:
         t = threading.Thread(target=timer)
         t.start()
-        time.sleep(0.2)
+        wait_until(lock.timer_waiting, 10, "the timer to announce itself")
         assert not timer_in  # the worker holds the shared side
         fresh[(1,)](x, 1024, scale=int(time.time_ns() % 997) + 3)
         torch.cuda.synchronize()
