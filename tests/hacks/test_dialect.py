@@ -120,6 +120,9 @@ REFUSED = {
     "an own-object method called unbound": "import torch\nclass M:\n    def get(self, i):\n"
                                             "        return getattr(self, f'layer{i}')\nf = M.get(torch, 1)\n",
     "own object, a private prefix": "class M:\n    def get(self, n):\n        return getattr(self, '_' + n)\n",
+    "attributes through str.format": "def f(g):\n    return '{0.__globals__}'.format(g)\n",
+    "pydoc.locate": "import pydoc\nM = pydoc.locate('sys.modules')\n",
+    "annotations run as code": "import typing\ndef f(o):\n    return typing.get_type_hints(o)\n",
     "C++ PySys_": 'S = r"""#include <torch/extension.h>\nvoid f() { PySys_SetObject("x", 0); }"""\n',
     "C++ py::module_::import": 'S = r"""#include <torch/extension.h>\nvoid f() { py::module_::import("sys"); }"""\n',
     "C++ PyEval_SetProfile": 'S = r"""#include <torch/extension.h>\nvoid f() { PyEval_SetProfile(0, 0); }"""\n',
@@ -152,6 +155,7 @@ HONEST = {
                                          "            x = getattr(self, 'layer' + str(i))(x)\n        return x\n",
     "a Module's __getattr__ forwarding": "import torch\nclass M(torch.nn.Module):\n    def __getattr__(self, name):\n"
                                           "        return super().__getattr__(name)\n",
+    "format strings": "def f(x, n):\n    return '{0.shape} {1:>4}'.format(x, n) + '{name}'.format(name=n)\n",
     "torch.signal": "import torch\nW = torch.signal.windows.hann(8)\n",
     "os.environ and os.path": "import os\nA = os.environ.get('X', '1')\nB = os.path.join(os.path.dirname(__file__), 'x')\n",
     "stdlib helpers": "import math, functools, typing, dataclasses, collections, itertools, contextlib, warnings, logging\n"

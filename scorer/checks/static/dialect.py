@@ -57,6 +57,7 @@ _MODULES = {
     "_testcapi": "reaches the C API", "_testinternalcapi": "reaches the C API", "imp": "imports by computed names",
     "pkgutil": "walks and loads modules by name", "dis": "reads code objects", "pdb": "installs trace hooks",
     "bdb": "installs trace hooks", "signal": "installs handlers that run outside the kernel's turn",
+    "pydoc": "resolves dotted names to objects",
 }
 _FIX_MODULE = ("kernel.py needs only torch, triton, math and the like; native code goes in a "
                "load_inline extension")
@@ -67,6 +68,7 @@ _NAMES = {
     "sys.settrace": "a trace hook", "sys.setprofile": "a profile hook", "sys.monitoring": "a monitoring hook",
     "sys.addaudithook": "an audit hook", "sys.meta_path": "the import system", "sys.path_hooks": "the import system",
     "sys.path": "the import path, where a planted module is found", "numpy.ctypeslib": "ctypes",
+    "typing.get_type_hints": "annotations evaluated as code",
     "sys.path_importer_cache": "the import system", "sys.modules.__setitem__": "the module table",
     "types.FunctionType": "a function built from a code object", "types.CodeType": "a code object",
     "types.FrameType": "a frame type", "types.CellType": "a closure cell", "types.ModuleType": "a module built at run time",
@@ -88,6 +90,8 @@ _ATTRS = frozenset({
     "__self__", "__mro__", "__bases__", "__dict__", "__reduce_ex__", "__getattribute__", "__loader__", "__spec__",
 })
 _FIX_ATTR = "use the object's public attributes by name; kernel.py has no use for frames, code or class internals"
+# `"{0.__globals__}".format(f)`: str.format looks attributes up by the names in the string.
+_FORMAT_REACH = re.compile(r"\{[\w\[\]]*[.\[](?:__\w+__|f_\w+|gi_\w+|cr_\w+|tb_\w+|co_\w+)")
 # Files a module can be imported from: written by the kernel, they carry code no checker reads.
 _CODE_FILE = re.compile(r"\.(?:py|pyc|pyw|so|pth|pyd)$")
 
@@ -141,6 +145,9 @@ class DialectScan:
             elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__") \
                     and isinstance(sub.ctx, ast.Load):
                 self._dialect(sub, sub.id, "reaches the interpreter's module machinery", _FIX_ATTR)
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _FORMAT_REACH.search(sub.value):
+                self._dialect(sub, f"format string {_FORMAT_REACH.search(sub.value).group(0)!r}",
+                              "str.format looks up internals by the names in the string", _FIX_ATTR)
             elif isinstance(sub, ast.Name) and sub.id in _VALUE_BUILTINS and isinstance(sub.ctx, ast.Load) \
                     and not (isinstance(self.parents.get(sub), ast.Call) and self.parents[sub].func is sub) \
                     and not self._shadowed(sub.id):
