@@ -48,3 +48,15 @@ def test_each_pattern_publishes_its_record() -> None:
         assert rec["clean_kernels"] >= 15 and rec["clean_false_positives"] == 0, r["id"]
     table = _cli("input-sniffing").stdout
     assert "attacks 2/2" in table and "FP clean 0/" in table
+
+
+def test_static_false_positives_are_published() -> None:
+    rows = {r["id"]: r for r in json.loads(_cli("--json").stdout)}
+    static = rows["obfuscated-code"]["record"]["static_false_positives"]
+    assert set(static) == {"clean", "suites", "real"}
+    assert all(rejected == 0 and total > 0 for rejected, total in static.values())
+    assert rows["ghost-kernel"]["record"]["static_false_positives"] == {}  # no static check, no count
+    table = _cli("obfuscated-code").stdout
+    # the record column, its wrapped lines joined
+    cells = " ".join(line.split("│")[5].strip() for line in table.splitlines() if line.count("│") > 6)
+    assert "static FP clean 0/" in cells and "suites 0/" in cells and "real 0/" in cells, cells
