@@ -73,10 +73,7 @@ async def test_fork_bomb_contained_by_pids_limit():
         await contract.check_fork_bomb(sb)
         # Every bomb was sent SIGKILL when the command ended; under load the last ones take a
         # moment to exit. A survivor (one the kill missed) keeps forking and is still there.
-        deadline = time.monotonic() + 5.0
-        while pids_with("bomb | bomb") and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert pids_with("bomb | bomb") == []
+        await wait_until_async(lambda: not pids_with("bomb | bomb"), 5, "every bomb to exit", poll_s=0.05)
 
 
 async def test_output_truncated_with_marker_and_full_count():
@@ -153,10 +150,7 @@ async def test_close_removes_workdir_and_stray_processes():
         assert workdir.is_dir()
         assert pids_with("sleep\x0078")
     assert not workdir.exists()
-    deadline = time.monotonic() + 5
-    while pids_with("sleep\x0078") and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert pids_with("sleep\x0078") == []
+    await wait_until_async(lambda: not pids_with("sleep\x0078"), 5, "the stray to be gone", poll_s=0.05)
 
 
 async def test_cancelled_exec_kills_the_command():

@@ -11,6 +11,7 @@ from scorer.correctness.compare import Rule
 from scorer.judge.clock import BatchClock, clock_findings, reported_ms
 from scorer.gpu.memory import choose_seeds, needed_bytes
 from scorer.workers.reference_role import BatchState, batch_findings
+from tests.shared.waiting import wait_until
 
 RULE = Rule(1e-3, 1e-3, False)
 
@@ -242,10 +243,8 @@ def test_the_judge_reads_a_workers_cpu_time_over_its_whole_tree() -> None:
     parent = subprocess.Popen([sys.executable, "-c", code])
     try:
         before = tree_cpu_ms(parent.pid)
-        deadline = time.monotonic() + 20
-        while tree_cpu_ms(parent.pid) - before < 500 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert tree_cpu_ms(parent.pid) - before >= 500
+        wait_until(lambda: tree_cpu_ms(parent.pid) - before >= 500, 20, "the child's 0.5 s of CPU in the tree's",
+                   poll_s=0.1)
     finally:
         for pid in _descendants(parent.pid):
             subprocess.run(["kill", "-9", str(pid)], check=False)
@@ -297,7 +296,6 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
 
     from scorer.judge.clock import CoreShare, StageCpu
     from scorer.judge.stopwatch import process_state
-    from tests.shared.waiting import wait_until
 
     # Each says when its interpreter has started and then blocks (asleep, or reading stdin), so
     # the stages below read none of that start.
@@ -320,10 +318,8 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
         assert threaded.stdin is not None
         threaded.stdin.write(b"go\n")
         threaded.stdin.flush()
-        deadline = time.monotonic() + 20
-        while (helper.spent_ms() or 0.0) < 600 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert (helper.spent_ms() or 0.0) >= 600  # the helper thread's work, through the tree's ticks
+        # the helper thread's work, through the tree's ticks
+        wait_until(lambda: (helper.spent_ms() or 0.0) >= 600, 20, "the helper thread's 0.6 s of CPU", poll_s=0.1)
         assert asleep_share.share() is None  # it never ran: no share to read
         share = helper_share.share()
         assert share is None or 0.0 < share <= 1.0
