@@ -4,8 +4,10 @@ Fast (no workers, no scoring), so it is the false-positive measure of the static
 dialect (`obfuscated-code`) first among them. Corpora: the clean corpus (tests/hacks/clean), the
 suites' reference solutions (suites/*/solutions/*/kernel.py), the real corpus's kernels labelled
 clean or rubric (honest) and hack (tests/hacks/real, materialized: its README says how), and the
-attack corpus (tests/hacks/attacks). `scripts/static_record.py` writes the result to
-tests/hacks/static_record.json, which `kernelarena hacks` shows; test_static_record.py recomputes it.
+attack corpus (tests/hacks/attacks). `scripts/static_record.py` prints it all and writes the honest
+corpora's part and the real hacks' (`recorded`) to tests/hacks/static_record.json, which `kernelarena
+hacks` shows; test_static_record.py recomputes it. The attack counts are printed, not recorded: a new
+attack kernel is the attack corpus's business (its tests score each one), not a stale record.
 Only reject-severity findings count: a flag rejects nothing.
 """
 
@@ -99,6 +101,14 @@ def compute(read_real: Callable[[dict], str | None] = materialized) -> dict:
         if k.corpus in HONEST_CORPORA and hits:
             honest_rejected[k.name] = hits
     return {"corpora": sizes, "patterns": table, "honest_rejected": honest_rejected}
+
+
+def recorded(data: dict) -> dict:
+    """The part of `compute`'s result that tests/hacks/static_record.json keeps."""
+    keep = (*HONEST_CORPORA, "real_hack")
+    return {"corpora": {c: data["corpora"][c] for c in keep},
+            "patterns": {pid: {c: row[c] for c in keep} for pid, row in data["patterns"].items()},
+            "honest_rejected": data["honest_rejected"]}
 
 
 def git_reader(source: Path) -> Callable[[dict], str | None]:
