@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from scorer.checks import static as static_checks
 from tests.scorer.conftest import score_file
+
+
+@pytest.fixture(autouse=True)
+def _monitor_alone(monkeypatch):
+    """The kernels reach the library through a name built at run time, which the static dialect
+    refuses on its own (obfuscated-code); switched off here, the monitor must catch them alone."""
+    monkeypatch.setattr(static_checks, "analyze_source", lambda *args, **kwargs: [])
 
 # Counts its calls (each ModelNew its own: an alternative shape builds a fresh one) and takes a
 # library sigmoid, reached by a name built at run time, on the calls in DODGE or after AFTER.

@@ -205,9 +205,18 @@ def test_a_cpu_scoring_reports_no_launch_in_the_window(demo) -> None:
     assert score.timing is not None and score.timing.launch_window == {"open": 0, "watched": 0}
 
 
-def test_the_judge_keeps_only_the_counts_it_expects() -> None:
-    from scorer.judge.scoring import _window_counts
+def test_the_judge_takes_the_launch_counts_only_in_their_expected_shape() -> None:
+    import pytest
 
-    assert _window_counts({"open": 3, "watched": 1}) == {"open": 3, "watched": 1}
-    assert _window_counts({"open": -1, "watched": "x", "other": 5}) == {}
-    assert _window_counts(["open"]) == {}
+    from scorer.workers.protocol import ProtocolViolation
+    from scorer.workers.replies import TimeReply
+
+    def reply(window):
+        return {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0], "host_times_ms": [1.0],
+                "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
+                "launch_window": window, "findings": []}
+
+    assert TimeReply.parse(reply({"open": 3, "watched": 1}), 1, on_gpu=False).launch_window == {"open": 3, "watched": 1}
+    for odd in ({"open": -1, "watched": 0}, {"open": 1, "watched": "x"}, {"open": 1, "watched": 0, "other": 5}, ["open"]):
+        with pytest.raises(ProtocolViolation):
+            TimeReply.parse(reply(odd), 1, on_gpu=False)
