@@ -135,6 +135,9 @@ class DialectScan:
             elif isinstance(sub, ast.ImportFrom) and sub.level == 0 and sub.module:
                 self._judge_module(sub, sub.module)
                 for a in sub.names:  # `from sys import modules`, `from os import dup2`
+                    if a.name == "*" and sub.module.split(".")[0] in ("os", "sys"):
+                        self._dialect(sub, f"from {sub.module} import *", "its names are called bare, where no "
+                                      "rule sees which", f"import {sub.module} and write {sub.module}.<name>")
                     self._judge_name(sub, f"{sub.module}.{a.name}")
             elif isinstance(sub, ast.Call):
                 self._judge_call(sub, literal_loops)
@@ -159,6 +162,8 @@ class DialectScan:
                 name = self.resolve(sub)
                 if name:
                     self._judge_name(sub, name)
+                elif isinstance(sub, ast.Attribute):  # `m.sys.modules` with m a parameter: judge the path
+                    self._judge_name(sub, _attribute_path(sub), reexports=False)
         self._scan_native_dialect()
 
     # --- judges ------------------------------------------------------------------------------
@@ -176,7 +181,7 @@ class DialectScan:
                           f"'{top}' is neither the standard library nor an installed package: a module beside the "
                           "kernel carries code no checker reads", "put the code in kernel.py")
 
-    def _judge_name(self, node: ast.AST, name: str) -> None:
+    def _judge_name(self, node: ast.AST, name: str, reexports: bool = True) -> None:
         """A dotted name, at every depth: `torch.sys.modules` and `os.sys` are sys's re-exports."""
         parts = name.split(".")
         for k, part in enumerate(parts):
@@ -191,7 +196,7 @@ class DialectScan:
                 if nxt in _THREAD_OWNED or nxt.startswith(("exec", "spawn")):
                     return  # processes: thread-injection names them
                 self._dialect(node, pair, "file-descriptor or process plumbing", _FIX_OS)
-            elif k >= 1 and part in _REEXPORTED:
+            elif reexports and k >= 1 and part in _REEXPORTED:
                 self._dialect(node, ".".join(parts[:k + 1]), f"reaches the {part} module through another module",
                               f"kernel.py has no use for {part}")
             else:
@@ -315,6 +320,17 @@ _THREAD_OWNED = frozenset({"fork", "forkpty", "kill", "system", "popen", "posix_
                            "register_at_fork"})
 # Relative and scorer imports are harness-introspection's (they reach the scorer's own code).
 _SCORER_PACKAGES = frozenset({"scorer", "kernelarena", "orchestrator", "harnesses", "sandbox"})
+
+
+def _attribute_path(node: ast.Attribute) -> str:
+    """`a.b.c` of an attribute chain, its root written `?` when it is not a plain name."""
+    parts: list[str] = []
+    cur: ast.AST = node
+    while isinstance(cur, ast.Attribute):
+        parts.append(cur.attr)
+        cur = cur.value
+    parts.append(cur.id if isinstance(cur, ast.Name) else "?")
+    return ".".join(reversed(parts))
 
 
 def _is_super(node: ast.AST) -> bool:
