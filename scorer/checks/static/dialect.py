@@ -87,7 +87,7 @@ _ATTRS = frozenset({
     "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "f_lasti", "tb_frame", "tb_next",
     "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts", "co_names",
     "__globals__", "__closure__", "__code__", "__defaults__", "__kwdefaults__", "__subclasses__", "__builtins__",
-    "__self__", "__mro__", "__bases__", "__dict__", "__reduce_ex__", "__getattribute__", "__loader__", "__spec__",
+    "__self__", "__mro__", "__bases__", "__base__", "__dict__", "__reduce_ex__", "__getattribute__", "__loader__", "__spec__",
 })
 _FIX_ATTR = "use the object's public attributes by name; kernel.py has no use for frames, code or class internals"
 # `"{0.__globals__}".format(f)`: str.format looks attributes up by the names in the string.
@@ -239,6 +239,10 @@ class DialectScan:
             if not _literal_name(name, literal_loops) and not self._own_object(call):
                 self._dialect(call, f"{raw}() with a computed name", "the attribute's name is computed, "
                               "so no reader or checker knows what it reaches", _FIX_NAME)
+            elif isinstance(name, ast.Constant) and name.value in _ATTRS and not (
+                    name.value == "__dict__" and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
+                self._dialect(call, f"{raw}(…, {name.value!r})", "reaches frames, code, namespaces or class "
+                              "internals", _FIX_ATTR)  # the literal spelling of `.f_back`
             elif raw == "getattr" and self.resolve(call):  # getattr(os, "dup2") is os.dup2
                 self._judge_name(call, str(self.resolve(call)))
             return
@@ -267,6 +271,10 @@ class DialectScan:
             self._judge_code_file(call, ast.Tuple(elts=list(call.args), ctx=ast.Load()), "w")
         if name in _NAME_CALLERS and not all(_literal_name(a, literal_loops) for a in call.args):
             self._dialect(call, f"{name}() with a computed name", "the attribute's name is computed", _FIX_NAME)
+        elif name in _NAME_CALLERS and any(part in _ATTRS for a in call.args if isinstance(a, ast.Constant)
+                                           for part in str(a.value).split(".")):
+            self._dialect(call, f"{name}() of an internal", "reaches frames, code, namespaces or class internals",
+                          _FIX_ATTR)
 
     def _judge_code_file(self, call: ast.Call, path: ast.AST | None, mode: str | None) -> None:
         """Writing a file Python or the loader can import: a module planted for a later import."""
