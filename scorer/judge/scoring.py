@@ -24,12 +24,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from scorer.checks import dynamic as dynamic_checks
 
 from scorer.checks import native_audit
 
-from scorer.checks import static as static_checks
-from scorer.checks.rubric import rubric_findings
 from scorer.checks.catalog import Finding
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.correctness.evaluate import CorrectnessOutcome
@@ -37,7 +34,7 @@ from scorer.workers.batch import batch_calls
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.judge.clock import (BatchClock, CoreShare, StageCpu, clock_findings, floor_speedup, prompt_gil_handoff,
-                                window_findings, window_ms)
+                                window_ms)
 from scorer.options import ScoreOptions
 from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
                                      KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
@@ -51,7 +48,8 @@ from scorer.workers import wall
 from scorer.workers import replies
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 from scorer.workers.protocol import ProtocolViolation
-from scorer.judge import outside
+from scorer.judge import outside, registry, rulings  # noqa: F401  (rulings: importing registers the checks)
+from scorer.judge.registry import NativeWatch
 from scorer.judge.rep_budget import timed_subset
 
 log = logging.getLogger("kernelarena.scorer")
@@ -195,14 +193,6 @@ def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> 
     return WorkerProcess("kernel", dirs, memory_limit_bytes=limit, warm_device=device_type)
 
 
-@dataclass(frozen=True)
-class NativeWatch:
-    pid: int
-    fingerprint: dict[str, Any]
-    readable: bool
-    mapped_before: set[str]
-
-
 class Judge:
     def __init__(self, suite: Suite, task: Task, kernel_path: Path, device: torch.device, options: ScoreOptions,
                  reference: ReferenceService | None = None, kernel_worker: WorkerProcess | None = None) -> None:
@@ -222,7 +212,7 @@ class Judge:
         # Called once the reference is prepared and the kernel's worker is up (a session starts the
         # workers of its next scorings then).
         self.after_start: Callable[[], None] | None = None
-        self._native: NativeWatch | None = None
+        self._evidence = registry.Evidence(suite, task, device.type)
         self._channel: outside.ChannelWatch | None = None
         self._call_s: float | None = None  # a correctness call on the judge's clock
         self._repetitions_cut = ""
@@ -278,10 +268,9 @@ class Judge:
         with self._stage("source"):
             source = read_source(self.kernel_path)
         score.kernel_sha256 = source.sha256
+        self._evidence.source, self._evidence.kernel_path = source.text, str(self.kernel_path)
         with self._stage("static"):
-            self._record(score, static_checks.analyze_source(source.text, str(self.kernel_path), self.suite.policy,
-                                                                task_dtype=self.task.dtype))
-            self._record(score, rubric_findings(source.text, self.task.rubric, self.task.id))
+            self._record(score, registry.rule("source", self._evidence))
         will_time = not self.options.skip_timing and not score.hacks
         with _private_dir() as base:
             # Started now (or taken warm from a session's pool) so its interpreter start-up
@@ -331,7 +320,8 @@ class Judge:
         # not under the lock (the model goes to the device in the correctness stage).
         self._load(worker, score)
         outcome = self._correctness(worker, ref)
-        self._record(score, outcome.findings + self._native_findings())
+        with self._stage("native_audit"):
+            self._record(score, outcome.findings + registry.rule("correctness", self._evidence))
         score.correctness = outcome.result
         if outcome.failure:
             score.error = outcome.failure + self._memory_note
@@ -341,8 +331,10 @@ class Judge:
         base_figures, base_clock = baseline
         kernel = self._watched_kernel(worker, ref, score)
         score.timing = self._timing_result(base_figures, kernel)
-        self._record(score, self._timing_findings(kernel, score.timing, score.environment, score.contention)
-                     + self._native_findings())
+        evidence = self._evidence
+        evidence.timing, evidence.result = kernel, score.timing
+        evidence.environment, evidence.contention = score.environment, score.contention
+        self._record(score, kernel.findings + registry.rule("timing", evidence))
         if score.hacks:
             return
         times = score.timing.kernel_times_ms
@@ -365,9 +357,8 @@ class Judge:
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
-        self._record(score, clock_findings(times, best, self.device.type)
-                     or window_findings(times, kernel.rep_intervals_ms, best, self.device.type, kernel.rep_cpu_ms,
-                                        kernel.availability))
+        evidence.clock = best
+        self._record(score, registry.rule("clock", evidence))
         # The speedup never rests on the kernel's own clock alone: its time counts as at least the
         # judge's batch time a call over FLOOR_RATIO, so a forged clock the checks above let through
         # (their slack covers host-bound small kernels) gains at most that factor.
@@ -455,7 +446,7 @@ class Judge:
         pid = wall.walled_pid(worker.proc.pid)
         with _untrusted_reply("kernel_setup"):
             fingerprint = replies.SetupReply.parse(reply.header).timers
-        self._native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
+        self._evidence.native = NativeWatch(pid, fingerprint, native_audit.probe(pid), native_audit.mapped_objects(pid))
         self._channel = outside.ChannelWatch(pid, (worker.to_child, worker.from_child))
         self._channel.arm()
 
@@ -468,18 +459,16 @@ class Judge:
             wall.record_descriptors(score.isolation, wall.fd_report(wall.walled_pid(worker.proc.pid),
                                                                     worker.fd_allowance(), loaded=True))
         with _untrusted_reply("load"):
-            self._record(score, replies.LoadReply.parse(reply.header).findings)
+            self._record(score, self._in_process("load", replies.LoadReply.parse(reply.header).findings))
         score.isolation["channel"] = "watched" if self._channel is not None and self._channel.readable else "unverified"
 
-    def _native_findings(self) -> list[Finding]:
-        """What native code in the kernel's process changed in the clock's callables, and which
-        tampering-capable objects it loaded (scorer/checks/native_audit.py), read from this process."""
-        watch = self._native
-        if watch is None or not watch.readable:
-            return []
-        with self._stage("native_audit"):
-            return native_audit.audit_timers(watch.pid, watch.fingerprint) + \
-                native_audit.scan_new_objects(watch.pid, watch.mapped_before)
+    def _in_process(self, stage: str, findings: list[Finding]) -> list[Finding]:
+        """The worker's in-process findings, each of a pattern a registered in-process check can
+        find (scorer/judge/rulings/in_process.py); any other is the kernel's process speaking."""
+        odd = sorted({f.pattern for f in findings} - registry.in_process_patterns())
+        if odd:
+            raise ProtocolBroken(stage, f"the worker reported {odd}, which no check in its process can find")
+        return findings
 
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan
@@ -492,6 +481,7 @@ class Judge:
         with _untrusted_reply("correctness"):
             parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
                                                                                              len(plan.alt_shapes)))
+        self._in_process("correctness", parsed.findings + [f for c in parsed.calls for f in c.findings])
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
             calls = [c.to_dict() for c in parsed.calls]
@@ -558,7 +548,7 @@ class Judge:
                                                 f"{feed.done} of {len(seeds)}")
         with _untrusted_reply("timing"):
             h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda")
-        findings = list(h.findings)
+        findings = self._in_process("timing", list(h.findings))
         if beside:
             findings.append(Finding("thread-injection", f"process(es) {sorted(beside)[:5]} of the kernel's worker ran "
                                                         "beside its timed loop (read by the judge from /proc)"))
@@ -660,7 +650,7 @@ class Judge:
                 verdict = ref.request("batch_verify", ReferenceVerifyBatch()).header
             # The kernel worker's own checks of the batch's calls (the library-call monitor's), then
             # the reference worker's of its outputs; read once the judge's clock has stopped.
-            findings = replies.BatchReply.parse(reply.header).findings
+            findings = self._in_process("batch", replies.BatchReply.parse(reply.header).findings)
             findings += [Finding(**f) for f in verdict.get("findings", [])]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability), findings
@@ -677,25 +667,6 @@ class Judge:
             launch_window=dict(kernel.launch_window), repetitions_cut=self._repetitions_cut,
         )
 
-    def _timing_findings(self, kernel: TimingFigures, timing: TimingResult, env: dict[str, Any],
-                         contention_record: dict[str, Any]) -> list[Finding]:
-        findings = list(kernel.findings)
-        if kernel.event_times_ms is not None:
-            figures = (kernel.event_times_ms, kernel.host_times_ms, kernel.drain_ms, kernel.idle_drain_ms,
-                       kernel.gate_ms, kernel.rep_waited_ms)
-            judged = dynamic_checks.timing_findings(*figures, host_rule=not kernel.contended)
-            if kernel.contended:
-                # Both timings ran beside foreign compute on the device: the host clock also ran while
-                # the GPU served the other process (on an H100, an honest swish's 2.65 ms on the host
-                # against 0.093 ms of events), so its excess is not the kernel's. Kept as evidence;
-                # the events, the drain and the hold are still judged, and the board shows the flag.
-                unjudged = [f for f in dynamic_checks.timing_findings(*figures) if f not in judged]
-                contention_record["host_rule"] = ("not judged: " + unjudged[0].evidence) if unjudged else "not judged"
-            findings += judged
-        if timing.kernel_ms is not None:
-            device_name = env.get("gpu") or "cpu"
-            findings += dynamic_checks.roofline_findings(timing.kernel_ms, self.task.flops, self.task.bytes_moved, device_name)
-        return findings
 
 
 def score_kernel(suite: Suite, task_id: str, kernel_path: Path, *, device: str = "auto",

@@ -1,0 +1,66 @@
+"""The checks that run beside the kernel in its own worker, bound before kernel.py is imported and
+verified after every phase. Their findings arrive typed in the worker's replies; the judge accepts
+only patterns these checks can find (anything else is the kernel's process speaking: a protocol
+violation). In-process evidence raises an attack's cost; each such attack also meets the static
+dialect and the judge's and outside layers."""
+
+from __future__ import annotations
+
+from scorer.judge.registry import Check, register
+
+
+@register
+class RuntimeGuard(Check):
+    id = "runtime-guard"
+    layer = "in-process"
+    patterns = ("timer-patching", "harness-introspection", "thread-injection", "cache-residency")
+    what = ("identities of the clock, torch and the scorer's functions, module-table entries and code; audit events "
+            "raised by kernel code; threads the kernel started; the device's persisting-L2 state (scorer/checks/guard.py)")
+
+
+@register
+class LibraryCallMonitor(Check):
+    id = "library-call-monitor"
+    layer = "in-process"
+    patterns = ("baseline-library-call", "harness-introspection")
+    what = "the library work each call of forward asked torch for, against the solution's own (scorer/checks/dynamic.py)"
+
+
+@register
+class LaunchCensus(Check):
+    id = "launch-census"
+    layer = "in-process"
+    patterns = ("ghost-kernel",)
+    what = "the solution's own kernels launched by the first call (scorer/checks/census.py)"
+
+
+@register
+class KernelTurns(Check):
+    id = "kernel-turns"
+    layer = "in-process"
+    patterns = ("harness-introspection",)
+    what = "calls into the kernel's code during the scorer's own steps (scorer/checks/turns.py)"
+
+
+@register
+class OutputObject(Check):
+    id = "output-object"
+    layer = "in-process"
+    patterns = ("lazy-evaluation",)
+    what = "the raw object forward returned: plain tensors with real storage (scorer/checks/dynamic.py)"
+
+
+@register
+class InputHashes(Check):
+    id = "input-hashes"
+    layer = "in-process"
+    patterns = ("input-mutation",)
+    what = "each call's inputs before and after, and kept timed repetitions' inputs against the seed drawn again"
+
+
+@register
+class GpuHold(Check):
+    id = "gpu-hold"
+    layer = "in-process"
+    patterns = ("timer-patching",)
+    what = "the GPU-wide hold before each start event ran in full (scorer/gpu/gate.py)"

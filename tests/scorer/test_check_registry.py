@@ -1,0 +1,32 @@
+"""Every check registers through one interface, and the catalog's layers are what the registered
+checks say: a pattern is listed as outside observation or in-process evidence only where a check of
+that layer can find it."""
+
+from __future__ import annotations
+
+import scorer.judge.rulings  # noqa: F401  (registers every check)
+from scorer.checks.catalog import PATTERNS
+from scorer.judge import registry
+
+
+def test_every_pattern_has_a_check_and_its_layers_are_the_checks_layers() -> None:
+    mismatched = {p.id: (sorted(p.layers), sorted(registry.layers_of(p.id))) for p in PATTERNS
+                  if set(p.layers) != registry.layers_of(p.id)}
+    assert mismatched == {}
+    assert all(p.layers for p in PATTERNS)
+
+
+def test_checks_name_only_catalog_patterns_and_phases_the_judge_rules_at() -> None:
+    known = {p.id for p in PATTERNS}
+    for check in registry.checks():
+        assert check.patterns and set(check.patterns) <= known, check.id
+        assert set(check.phases) <= {"source", "correctness", "timing", "clock"}, check.id
+        assert check.what, check.id
+
+
+def test_the_worker_may_report_only_what_its_own_checks_can_find() -> None:
+    reportable = registry.in_process_patterns()
+    assert {"baseline-library-call", "timer-patching", "ghost-kernel", "lazy-evaluation"} <= reportable
+    # What only the judge, the reference worker or the source can establish: never the kernel's word.
+    assert not reportable & {"protocol-violation", "identity-kernel", "caching-memoization", "obfuscated-code",
+                             "shape-specialization", "impossible-speed"}
