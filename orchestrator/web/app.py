@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from html import escape
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import plotly
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -54,8 +57,28 @@ def _json(data: object) -> JSONResponse:
     return JSONResponse(data, headers={"Cache-Control": "no-store"})
 
 
+_ABS_PATH = re.compile(r"(?<![\w.:])/(?:[\w.+@-]+/)+([\w.+@-]+)")
+
+
+def public_message(text: str) -> str:
+    """An error as a browser may see it: a folder path on the server becomes its last part (a
+    reader needs the file's name, not where the server keeps its runs)."""
+    return _ABS_PATH.sub(r"\1", text)
+
+
 def _error(exc: UserError) -> JSONResponse:
-    return JSONResponse({"error": str(exc)}, status_code=404 if isinstance(exc, NotFound) else 400)
+    return JSONResponse({"error": public_message(str(exc))}, status_code=404 if isinstance(exc, NotFound) else 400)
+
+
+def not_found_page(path: str, sweeps: dict[str, list[str]]) -> str:
+    """A bad address: what the app serves and which boards exist, as links."""
+    boards = "".join(f'<li><a href="/#/board/{quote(s, safe="")}/{quote(su, safe="")}">{escape(s)} / {escape(su)}</a></li>'
+                     for s, suites in sweeps.items() for su in suites) or "<li>no sweeps yet</li>"
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<title>Not found · KernelArena</title><link rel="stylesheet" href="/static/app.css"></head><body><main class="view">'
+            f'<div class="card notfound" id="not-found"><h1>Not found</h1><p>There is no page <code>{escape(path)}</code>. '
+            f'The app serves the leaderboards at <a href="/">/</a> (every page is an address after <code>#/</code>) and its JSON under '
+            f'<code>/api/</code>.</p><h2>Boards</h2><ul id="boards">{boards}</ul></div></main></body></html>')
 
 
 def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], bool] = lambda: False) -> Starlette:
@@ -180,8 +203,19 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
     async def home(_: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
-    async def not_found(_: Request) -> Response:
-        return PlainTextResponse("not found", status_code=404)
+    def _boards() -> dict[str, list[str]]:
+        boards = {}
+        for sid in catalog.sweeps():
+            try:
+                boards[sid] = list(dict.fromkeys(t.suite for t in catalog.index(sid).trials))
+            except UserError:
+                continue
+        return boards
+
+    async def not_found(request: Request) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": f"no API route {request.url.path}; see /api/sweeps"}, status_code=404)
+        return HTMLResponse(not_found_page(request.url.path, await asyncio.to_thread(_boards)), status_code=404)
 
     return Starlette(routes=[
         Route("/", home),

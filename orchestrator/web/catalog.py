@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sqlite3
 import threading
 from collections import defaultdict
@@ -96,6 +97,13 @@ def sweep_ids(dirs: list[Path]) -> dict[str, Path]:
             n += 1
         out[candidate] = d
     return out
+
+
+def _names(names: Any, shown: int = 8) -> str:
+    """What exists, for a "not found" message: the first few names (natural order) and how many more."""
+    unique = sorted(set(names), key=lambda n: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)])
+    more = len(unique) - shown
+    return (", ".join(unique[:shown]) + (f" and {more} more" if more > 0 else "")) or "none"
 
 
 RAW_FILES = ("kernel.py", "score.json", "transcript.jsonl")
@@ -183,7 +191,7 @@ class Catalog:
     def _dir(self, sweep_id: str) -> Path:
         found = self.sweeps().get(sweep_id)
         if found is None:
-            raise NotFound(f"no sweep '{sweep_id}' under {', '.join(map(str, self.roots))}")
+            raise NotFound(f"no sweep '{sweep_id}'; sweeps: {', '.join(self.sweeps()) or 'none yet'}")
         return found
 
     def _load(self, sweep_dir: Path) -> _SweepCache:
@@ -218,13 +226,12 @@ class Catalog:
             index = entry.index
             suites = []
             for suite in dict.fromkeys(t.suite for t in index.trials):
-                # The ranking needs no bootstrap: a home page over many sweeps stays cheap.
-                with self._lock:
-                    board = entry.boards.get(suite)
-                board = board or build_leaderboard(self._suite_index(entry.index, suite), resamples=0)
-                leader = board.models[0] if board.models and board.models[0].finished else None
+                # The board page's own ranks (shared where intervals overlap): every model at rank 1
+                # leads, so the home page never names one leader where the board shows several.
+                board, _ = self.board(sid, suite)
+                top = [m for m in board.models if m.rank == 1 and m.finished]
                 suites.append({"suite": suite, "trials": sum(t.suite == suite for t in index.trials),
-                               "leader": leader.model if leader else None, "leader_score": leader.score if leader else None})
+                               "leaders": [m.model for m in top], "leader_score": top[0].score if top else None})
             out.append({"id": sid, "name": index.name, "harness": index.harness, "hardware": entry.hardware,
                         "updated_at": index.updated_at, "counts": index.counts, "models": len(index.models),
                         "suites": suites})
@@ -242,7 +249,7 @@ class Catalog:
             board = entry.boards.get(suite)
         if board is None:
             if not any(t.suite == suite for t in entry.index.trials):
-                raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
+                raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'; suites: {_names(t.suite for t in entry.index.trials)}")
             board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed,
                                       hardware=hardware_of(entry.hardware))
             with self._lock:
@@ -254,10 +261,10 @@ class Catalog:
         entry = self._load(self._dir(sweep_id))
         index = self._suite_index(entry.index, suite)
         if not index.trials:
-            raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'")
+            raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'; suites: {_names(t.suite for t in entry.index.trials)}")
         for name in (a, b):
             if name not in index.models:
-                raise NotFound(f"board '{sweep_id}/{suite}' has no model '{name}'")
+                raise NotFound(f"board '{sweep_id}/{suite}' has no model '{name}'; models: {_names(index.models)}")
         result = compare_models(index, a, b, resamples=self.resamples, seed=self.seed)
         ranks = {m.model: m.rank for m in self.board(sweep_id, suite)[0].models}
         result.a.rank, result.b.rank = ranks.get(a), ranks.get(b)
@@ -288,7 +295,8 @@ class Catalog:
         sweep_dir = self._dir(sweep_id)
         rows = [t for t in entry.index.trials if t.suite == suite and t.task == task]
         if not rows:
-            raise NotFound(f"sweep '{sweep_id}' has no task '{suite}/{task}'")
+            raise NotFound(f"sweep '{sweep_id}' has no task '{suite}/{task}'; "
+                           f"tasks: {_names(t.task for t in entry.index.trials if t.suite == suite)}")
         spec = self.task(sweep_id, suite, task)
         reference = _read_text(spec.solution) if spec is not None and spec.solution is not None else None
         trials = []
@@ -304,7 +312,9 @@ class Catalog:
                 "baseline_ms": timing.baseline_ms, "kernel_ms": timing.kernel_ms,
                 "roofline_share": roofline_share(spec, timing.kernel_ms, env.get("gpu")),
                 "device": env.get("gpu") or ("CPU" if env else None),
-                "hacks": score.hacks if score else [], "flags": score.flags if score else [],
+                # without score.json the ledger still names the findings (no evidence to show)
+                "hacks": score.hacks if score else [{"pattern": h, "evidence": ""} for h in row.hacks],
+                "flags": score.flags if score else [{"pattern": f, "evidence": ""} for f in row.flags],
                 "error": row.error or (score.error if score else None), "exit_reason": row.exit_reason,
                 "tokens": row.input_tokens + row.output_tokens, "dollars": row.dollars,
                 "source": source, "diff": kernel_diff(reference, source, task),

@@ -33,6 +33,9 @@ class LineIndex:
     types: list[str]
     first_ts: str | None
     last_ts: str | None
+    tokens: tuple[int, int] = (0, 0)
+    """Input and output tokens of the model responses' usage: what a running trial has spent so far
+    (the ledger's row has its tokens only once the trial ends)."""
 
 
 def _seconds(ts: str | None) -> float | None:
@@ -51,6 +54,7 @@ def build_index(path: Path) -> LineIndex:
     types: list[str] = []
     pos = 0
     end = len(data)
+    tokens_in = tokens_out = 0
     while pos < end:
         nl = data.find(b"\n", pos)
         if nl < 0:
@@ -66,12 +70,16 @@ def build_index(path: Path) -> LineIndex:
                 kind = found.group(1).decode()
             offsets.append((pos, line_len))
             types.append(kind)
+            if kind == "model_response":
+                usage = (_parse(data[pos:nl]).get("payload") or {}).get("usage") or {}
+                tokens_in += int(usage.get("input_tokens") or 0)
+                tokens_out += int(usage.get("output_tokens") or 0)
         pos = nl + 1
     first = _TS.search(data[offsets[0][0]:offsets[0][0] + HEAD_BYTES]) if offsets else None
     last = _TS.search(data[offsets[-1][0]:offsets[-1][0] + HEAD_BYTES]) if offsets else None
     return LineIndex(stamp=(st.st_mtime_ns, st.st_size), offsets=offsets, types=types,
                      first_ts=first.group(1).decode() if first else None,
-                     last_ts=last.group(1).decode() if last else None)
+                     last_ts=last.group(1).decode() if last else None, tokens=(tokens_in, tokens_out))
 
 
 def _complete(line: bytes) -> bool:
@@ -118,7 +126,8 @@ class TranscriptPager:
         start, end = _seconds(idx.first_ts), _seconds(idx.last_ts)
         return {"total": len(idx.offsets), "counts": dict(Counter(idx.types)), "first_ts": idx.first_ts,
                 "last_ts": idx.last_ts, "duration_s": None if start is None or end is None else end - start,
-                "ended": bool(idx.types) and idx.types[-1] == "trial_end"}
+                "ended": bool(idx.types) and idx.types[-1] == "trial_end",
+                "input_tokens": idx.tokens[0], "output_tokens": idx.tokens[1]}
 
     def page(self, path: Path, offset: int, limit: int, types: set[str] | None = None) -> dict[str, Any]:
         """Events `offset..offset+limit` of the (optionally type-filtered) sequence; each event

@@ -77,3 +77,14 @@ def chromium() -> Iterator[object]:
                 context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def checked_page(context: object) -> Iterator[object]:
+    """A new page of `context`; fails the test if a JavaScript error was thrown on it."""
+    page = context.new_page()  # type: ignore[attr-defined]
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    page.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"

@@ -84,8 +84,8 @@ function setCrumbs(parts) {
 function notFound(what) {
   setTitle("Not found");
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: "not found" }]);
-  view.innerHTML = `<div class="card notfound" id="not-found"><h1>Not found</h1><p>${esc(what)}</p>
-    <p><a href="#/" id="back-home">← back to the leaderboards</a></p></div>`;
+  setView(`<div class="card notfound" id="not-found"><h1>Not found</h1><p>${esc(what)}</p>
+    <p><a href="#/" id="back-home">← back to the leaderboards</a></p></div>`);
 }
 function fail(err) {
   if (err && err.status === 404) return notFound(err.message);
@@ -93,6 +93,69 @@ function fail(err) {
   view.innerHTML = `<div class="err">${esc(err.message || err)}</div>`;
 }
 function setTitle(text) { document.title = text ? `${text} · KernelArena` : "KernelArena"; }
+
+// ---------- in-place updates ----------
+// A live refresh renders the page again into a detached copy and patches the shown page to match
+// it: elements that stay keep their scroll position, focus, caret, typed text, selection and open
+// state. Children are matched by data-key (or id), else by position and tag; an element with
+// data-own holds what a script drew into it (plots, a card's code) and keeps its children.
+let patching = false;
+function keyOf(n) { return n.nodeType === 1 ? n.getAttribute("data-key") || n.id || null : null; }
+function morphNode(cur, next) {
+  if (cur.nodeType !== 1) {
+    if (cur.nodeValue !== next.nodeValue) cur.nodeValue = next.nodeValue;
+    return;
+  }
+  for (const a of Array.from(cur.attributes)) {
+    // a card the reader opened stays open
+    if (!next.hasAttribute(a.name) && !(a.name === "open" && cur.tagName === "DETAILS")) cur.removeAttribute(a.name);
+  }
+  for (const a of Array.from(next.attributes)) if (cur.getAttribute(a.name) !== a.value) cur.setAttribute(a.name, a.value);
+  if (!cur.hasAttribute("data-own")) morphChildren(cur, next);
+}
+function morphChildren(cur, next) {
+  const keyed = new Map();
+  for (const c of cur.childNodes) { const k = keyOf(c); if (k) keyed.set(k, c); }
+  let at = cur.firstChild;
+  for (const n of Array.from(next.childNodes)) {
+    const k = keyOf(n);
+    let match = null;
+    if (k) {
+      match = keyed.get(k) || null;
+      if (match && match.nodeName !== n.nodeName) match = null;
+      keyed.delete(k);
+    } else if (at && !keyOf(at) && at.nodeType === n.nodeType && at.nodeName === n.nodeName) match = at;
+    if (!match) { cur.insertBefore(n, at); continue; }
+    if (match === at) at = at.nextSibling; else cur.insertBefore(match, at);
+    morphNode(match, n);
+  }
+  while (at) { const nx = at.nextSibling; cur.removeChild(at); at = nx; }
+}
+function setView(html) {
+  if (!patching) { view.innerHTML = html; return; }
+  const next = document.createElement("main");
+  next.innerHTML = html;
+  morphChildren(view, next);
+}
+// One listener per element and event type: a page wired again after a refresh replaces its own.
+const bound = new WeakMap();
+function on(el, type, fn) {
+  let m = bound.get(el);
+  if (!m) bound.set(el, (m = {}));
+  if (m[type]) el.removeEventListener(type, m[type]);
+  m[type] = fn;
+  el.addEventListener(type, fn);
+}
+// Task names sort as people count: level1_2 before level1_10.
+const natural = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+// A long model name keeps its provider and its version: "openrouter:qwen/…-coder-32b".
+function midEllipsis(s, n = 26) {
+  s = String(s);
+  if (s.length <= n) return s;
+  const head = Math.ceil((n - 1) / 2), tail = n - 1 - head;
+  return s.slice(0, head) + "…" + s.slice(s.length - tail);
+}
+function nameHtml(s, n = 26) { return `<span class="name" title="${esc(s)}">${esc(midEllipsis(s, n))}</span>`; }
 // The route's query (after "?" in the hash): sort, filters, selected trial. Updating it replaces
 // the history entry and does not re-render (the page already shows that state).
 function hashQuery() { return new URLSearchParams((location.hash.split("?")[1]) || ""); }
@@ -101,7 +164,7 @@ function setHashQuery(update) {
   const q = hashQuery();
   for (const [k, v] of Object.entries(update)) { if (v === null || v === undefined || v === "") q.delete(k); else q.set(k, v); }
   const text = q.toString();
-  history.replaceState(null, "", `${path}${text ? "?" + text : ""}`);
+  history.replaceState(history.state, "", `${path}${text ? "?" + text : ""}`);
 }
 
 // A table whose header cells sort it: th[data-type="num"] sorts by each cell's data-v.
@@ -125,7 +188,7 @@ function sortable(table) {
       if (x === null && y === null) return 0;
       if (x === null) return 1;        // missing values last, whichever the direction
       if (y === null) return -1;
-      return (x < y ? -1 : x > y ? 1 : 0) * dir;
+      return (isNum ? (x < y ? -1 : x > y ? 1 : 0) : natural.compare(x, y)) * dir;
     });
     rows.forEach((r) => table.tBodies[0].appendChild(r));
     ths.forEach((h) => h.removeAttribute("aria-sort"));
@@ -141,8 +204,8 @@ function sortable(table) {
       if (table.onsorted) table.onsorted(sortState[id]);
     };
     th.tabIndex = 0;  // sortable from the keyboard: Tab to a header, Enter or Space
-    th.addEventListener("click", toggle);
-    th.addEventListener("keydown", (ev) => {
+    on(th, "click", toggle);
+    on(th, "keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(); }
     });
   });
@@ -155,14 +218,22 @@ function sortable(table) {
 }
 
 // ---------- home: every sweep and its boards ----------
+// Never one "leader" where several models share rank 1 (their intervals overlap).
+function leadersHtml(su) {
+  const top = su.leaders || [];
+  if (!top.length) return '<span class="muted">–</span>';
+  if (top.length === 1) return `${nameHtml(top[0], 30)} <span class="muted small">score ${speed(su.leader_score, 3)}</span>`;
+  return `<span title="${esc(top.join(", "))}">${top.length} models share rank 1</span>
+    <span class="muted small">${top.slice(0, 3).map((m) => esc(midEllipsis(m, 20))).join(", ")}${top.length > 3 ? ", …" : ""}</span>`;
+}
 async function pageHome(token) {
   setCrumbs([{ text: "Leaderboards" }]);
   setTitle("Leaderboards");
   const data = await api("/api/sweeps");
   if (token !== renderToken) return;
   if (!data.sweeps.length) {
-    view.innerHTML = `<div class="card"><h2>No sweeps yet</h2><p class="muted">Run <code>kernelarena sweep SPEC.toml</code>;
-      its folder appears here as soon as its index is written, and updates live.</p></div>`;
+    setView(`<div class="card"><h2>No sweeps yet</h2><p class="muted">Run <code>kernelarena sweep SPEC.toml</code>;
+      its folder appears here as soon as its index is written, and updates live.</p></div>`);
     return;
   }
   const rows = [];
@@ -170,64 +241,121 @@ async function pageHome(token) {
     const c = s.counts, total = c.pending + c.running + c.done + c.failed;
     const finished = c.done + c.failed;
     for (const su of s.suites) {
-      rows.push(`<tr>
+      rows.push(`<tr data-key="${esc(s.id)}/${esc(su.suite)}">
         <td class="left"><a href="${boardHref(s.id, su.suite)}"><b>${esc(su.suite)}</b></a></td>
         <td class="left">${esc(s.hardware)}</td><td class="left">${esc(s.harness)}</td>
         <td class="left" data-v="${esc(s.id)}">${esc(s.id)}</td>
-        <td class="left" data-v="${esc(su.leader || "")}">${su.leader ? `${esc(su.leader)} <span class="muted small">score ${speed(su.leader_score, 3)}</span>` : '<span class="muted">–</span>'}</td>
+        <td class="left leaders" data-v="${esc(su.leaders[0] || "")}">${leadersHtml(su)}</td>
         <td data-v="${s.models}">${s.models}</td><td data-v="${su.trials}">${su.trials}</td>
         <td data-v="${total ? finished / total : 0}"><span class="bar"><i style="width:${total ? (100 * finished / total).toFixed(1) : 0}%"></i></span>${finished}/${total}${c.running ? ` <span class="muted small">(${c.running} running)</span>` : ""}</td>
         <td data-v="${s.updated_at}">${ago(s.updated_at)}</td></tr>`);
     }
   }
-  view.innerHTML = `<div class="pagehead"><div><h1>Leaderboards</h1>
+  setView(`<div class="pagehead"><div><h1>Leaderboards</h1>
       <div class="muted">One board per sweep and suite, labelled with the hardware that scored it and the agent harness.</div></div></div>
     <div class="card"><div class="tablewrap"><table class="grid sortable" id="sweeps"><thead><tr>
-      <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th><th class="left">leader</th>
+      <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th><th class="left" title="The models at rank 1: their score intervals overlap, so the board cannot tell them apart">rank 1</th>
       <th data-type="num">models</th><th data-type="num">trials</th><th data-type="num">finished</th><th data-type="num">updated</th>
-    </tr></thead><tbody>${rows.join("")}</tbody></table></div></div>`;
+    </tr></thead><tbody>${rows.join("")}</tbody></table></div></div>`);
   sortable(document.getElementById("sweeps"));
 }
 
 // ---------- a board: leaderboard, plots, kernel matrix ----------
+// One matrix cell: a square per sample (its verdict's colour; a hack is a red square marked "!",
+// its pattern names in the title), the best correct speedup below, the cell shaded by the share of
+// samples that passed. A fixed width per column keeps 14 models in view at 1440 px.
+function heatCell(cells, link) {
+  if (!cells.length) return '<td class="hm">–</td>';
+  const passed = cells.filter((c) => c.verdict === "passed");
+  const best = passed.length ? Math.max(...passed.map((c) => c.speedup ?? 0)) : null;
+  const dots = cells.map((c) => {
+    const v = verdictClass(c.state, c.verdict);
+    const hacks = [...new Set(c.hacks || [])];
+    const title = `sample ${c.sample}: ${v.replace(/_/g, " ")}${hacks.length ? " — " + hacks.join(", ") : ""}`
+      + `${c.speedup !== null && c.verdict === "passed" ? " ×" + speed(c.speedup) : ""}${(c.flags || []).length ? " ⚑ " + c.flags.join(", ") : ""}`;
+    const dot = `<span class="dot v-${esc(v)}${hacks.length ? " hack" : ""}" title="${esc(title)}">${hacks.length ? "!" : ""}</span>`;
+    return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
+  }).join("");
+  const flags = [...new Set(cells.flatMap((c) => c.flags || []))];
+  const contended = cells.some((c) => c.contended && c.verdict === "passed");
+  const marks = (flags.length ? `<span class="flagmark" title="audit flag: ${esc(flags.join(", "))}">⚑</span>` : "")
+    + (contended ? '<span class="contended" title="timed while other compute ran on this device (first timing and its re-time): the speedup may be off">≈</span>' : "");
+  const share = passed.length / cells.length;
+  const shade = share === 0 ? 0 : share < 0.5 ? 1 : share < 1 ? 2 : 3;
+  return `<td class="hm s${shade}" data-v="${passed.length + (best ?? 0) / 1e6}"><div class="dots">${dots}</div>`
+    + `<div class="best">${best !== null ? "×" + speed(best) : ""}${marks}</div></td>`;
+}
+function matrixLegend() {
+  const dot = (v, text, extra = "") => `<span class="lg"><span class="dot v-${v}${extra ? " hack" : ""}">${extra}</span>${text}</span>`;
+  return `<div class="legend" id="matrix-legend">${dot("passed", "passed")}${dot("incorrect", "incorrect, compile or runtime error, timeout")}
+    ${dot("hack_detected", "hack (name on hover)", "!")}${dot("running", "running")}${dot("pending", "pending")}
+    <span class="lg"><span class="flagmark">⚑</span>audit flag</span>
+    <span class="lg"><span class="sw s1"></span><span class="sw s2"></span><span class="sw s3"></span>share of samples passed</span>
+    <span class="lg">×n: best correct speedup</span></div>`;
+}
 // [key, label, type, the leaderboard's column name whose explanation (column_help) is the tooltip]
 const COLS = [
-  ["rank", "rank", "num", "rank"], ["model", "model", "text", "model"], ["solved", "solved", "num", "solved"],
-  ["pass", "pass@1", "num", "pass@1"], ["mean", "mean ×", "num", "mean x"], ["median", "median ×", "num", "median x"],
-  ["geomean", "geomean × (95% CI)", "num", "geomean x"], ["f1", "fast₁.₀", "num", "fast_1.0"],
-  ["f15", "fast₁.₅", "num", "fast_1.5"], ["score", "score (95% CI)", "num", "score"],
-  ["conf", "P(rank holds)", "num", "P(rank holds)"], ["hacks", "hacks", "num", "hacks"], ["flags", "flagged", "num", "flagged"],
+  ["rank", "rank", "num", "rank"], ["model", "model", "text", "model"], ["score", "score (95% CI)", "num", "score"],
+  ["conf", "P(rank holds)", "num", "P(rank holds)"], ["strict", "strict", "num", "strict rank"],
+  ["range", "rank range", "num", "rank range"], ["solved", "solved", "num", "solved"],
+  ["pass", "pass@1", "num", "pass@1"], ["geomean", "geomean × (95% CI)", "num", "geomean x"],
+  ["mean", "mean ×", "num", "mean x"], ["median", "median ×", "num", "median x"], ["f1", "fast₁.₀", "num", "fast_1.0"],
+  ["f15", "fast₁.₅", "num", "fast_1.5"], ["hacks", "hacks", "num", "hacks"], ["flags", "flagged", "num", "flagged"],
   ["tok", "tokens / solved", "num", "tokens/solved"], ["usd", "$ / solved", "num", "$/solved"],
   ["fin", "finished", "num", "finished"],
 ];
-function rankText(m) {
-  if (m.rank === null || m.rank === undefined) return '<span class="muted" title="no finished trial: not ranked">–</span>';
-  const r = m.rank_range;
-  return r && (r[0] !== m.rank || r[1] !== m.rank) ? `${m.rank} <span class="ci">${r[0]}–${r[1]}</span>` : String(m.rank);
-}
+// Tooltips where the server's column_help has none for a column.
+const COL_HELP = {
+  rank: "Shared rank: 1 + the number of models whose 95% score interval lies wholly above this one's (overlapping intervals share a rank)",
+  "strict rank": "The order by score alone, 1..N, even where the intervals overlap",
+  "rank range": "The best and worst rank this model's score interval allows",
+};
+const RANK_NOTE = "rank = 1 + the number of models whose 95% score interval lies wholly above this one's (LMArena's rule: overlapping intervals share a rank); rank range = the best and worst rank the intervals allow; strict = the order by score alone.";
 
-function leaderboardRow(m, sweep, suite) {
+function leaderboardRow(m, sweep, suite, ctx) {
   const conf = m.order_confidence;
-  const confCls = conf === null ? "" : conf < 0.75 ? "conf-low" : conf < 0.9 ? "conf-mid" : "";
+  // An exact tie with the next model resamples to 0.50 by construction: nothing to warn about.
+  const tie = ctx.next && ctx.next.score !== null && ctx.next.score === m.score;
+  const confCls = conf === null || tie ? "" : conf < 0.75 ? "conf-low" : conf < 0.9 ? "conf-mid" : "";
+  const shared = m.rank === null ? 0 : ctx.sharing[m.rank] || 0;
+  const range = m.rank_range;
   const cells = [
-    `<td class="rank" data-v="${m.rank ?? ""}">${rankText(m)}</td>`,
-    `<td class="left model" data-v="${esc(m.model)}"><a href="${modelHref(sweep, suite, m.model)}">${esc(m.model)}</a></td>`,
+    `<td class="rank" data-v="${m.rank ?? ""}"${shared > 1 ? ` title="${shared} models share rank ${m.rank}"` : ""}>${m.rank === null || m.rank === undefined ? '<span class="muted" title="no finished trial: not ranked">–</span>' : m.rank}</td>`,
+    `<td class="left model" data-v="${esc(m.model)}"><a href="${modelHref(sweep, suite, m.model)}">${nameHtml(m.model, 34)}</a></td>`,
+    `<td class="score" data-v="${m.score ?? ""}"><b>${speed(m.score)}</b><span class="ci">${ci(m.score_ci)}</span></td>`,
+    `<td data-v="${conf ?? ""}" class="${confCls}"${tie ? ' title="identical scores: an exact tie"' : ""}>${conf === null ? "–" : num(conf)}${tie ? ' <span class="muted small">tie</span>' : ""}</td>`,
+    `<td class="strict" data-v="${ctx.strict ?? ""}">${ctx.strict ?? "–"}</td>`,
+    `<td class="range" data-v="${range ? range[1] : ""}">${range ? (range[0] === range[1] ? String(range[0]) : `${range[0]}–${range[1]}`) : "–"}</td>`,
     `<td data-v="${m.solved}">${m.solved}/${m.tasks}</td>`,
     `<td data-v="${m.pass_at_1}">${num(m.pass_at_1)}</td>`,
+    `<td data-v="${m.geomean_speedup ?? ""}">${speed(m.geomean_speedup)}<span class="ci">${ci(m.geomean_ci)}</span></td>`,
     `<td data-v="${m.mean_speedup ?? ""}">${speed(m.mean_speedup)}</td>`,
     `<td data-v="${m.median_speedup ?? ""}">${speed(m.median_speedup)}</td>`,
-    `<td data-v="${m.geomean_speedup ?? ""}">${speed(m.geomean_speedup)}<span class="ci">${ci(m.geomean_ci)}</span></td>`,
     `<td data-v="${m.fast_p["1.0"]}">${num(m.fast_p["1.0"])}</td>`,
     `<td data-v="${m.fast_p["1.5"]}">${num(m.fast_p["1.5"])}</td>`,
-    `<td data-v="${m.score ?? ""}"><b>${speed(m.score)}</b><span class="ci">${ci(m.score_ci)}</span></td>`,
-    `<td data-v="${conf ?? ""}" class="${confCls}">${conf === null ? "–" : num(conf)}</td>`,
     `<td data-v="${m.hacks}">${m.hacks ? `<span class="badge v-hack_detected">${m.hacks}</span>` : "0"}</td>`,
     `<td data-v="${m.flagged}">${m.flagged ? `<span class="badge v-flag">${m.flagged}</span>` : "0"}</td>`,
-    `<td data-v="${m.tokens_per_solved ?? ""}">${m.tokens_per_solved === null ? "–" : Math.round(m.tokens_per_solved).toLocaleString()}</td>`,
+    `<td data-v="${m.tokens_per_solved ?? ""}">${m.tokens_per_solved === null ? "–" : Math.round(m.tokens_per_solved).toLocaleString("en-US")}</td>`,
     `<td data-v="${m.dollars_per_solved ?? ""}">${money(m.dollars_per_solved)}</td>`,
     `<td data-v="${m.planned ? m.finished / m.planned : 0}">${m.finished}/${m.planned}</td>`,
   ];
-  return `<tr data-model="${esc(m.model)}">${cells.join("")}</tr>`;
+  return `<tr data-model="${esc(m.model)}" data-key="m:${esc(m.model)}">${cells.join("")}</tr>`;
+}
+function leaderboardRows(models, sweep, suite) {
+  const sharing = {};
+  for (const m of models) if (m.rank !== null && m.rank !== undefined) sharing[m.rank] = (sharing[m.rank] || 0) + 1;
+  let pos = 0;
+  return models.map((m, i) => {
+    const ranked = m.rank !== null && m.rank !== undefined;
+    if (ranked) pos++;
+    const strict = m.rank_strict ?? (ranked ? pos : null);
+    return leaderboardRow(m, sweep, suite, { sharing, strict, next: models[i + 1] || null });
+  }).join("");
+}
+function rankSummary(models) {
+  const top = models.filter((m) => m.rank === 1);
+  if (top.length > 1) return `${top.length} models share rank 1: their score intervals overlap.`;
+  return top.length ? `${esc(top[0].model)} ranks first on its own: its score interval lies above every other's.` : "";
 }
 
 async function pageBoard(token, sweep, suite) {
@@ -237,42 +365,26 @@ async function pageBoard(token, sweep, suite) {
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: `${sweep}` }, { text: suite }]);
   setTitle(`${suite} · ${sweep}`);
   const help = data.column_help || {};
-  const head = COLS.map(([, label, type, name]) => `<th data-type="${type}" class="${type === "text" ? "left" : ""}" title="${esc(help[name] || "")}">${label}</th>`).join("");
-  const cpuNote = data.hardware === "CPU" ? `<p class="warn" id="cpu-note">${esc(data.cpu_note)}</p>` : "";
+  const head = COLS.map(([key, label, type, name]) => `<th data-type="${type}" class="c-${key}${type === "text" ? " left" : ""}" title="${esc(help[name] || COL_HELP[name] || "")}">${label}</th>`).join("");
+  const rankNote = b.rank_note || data.rank_note || (b.models[0] || {}).rank_note || RANK_NOTE;
+  const hw = b.hardware && typeof b.hardware === "object" ? b.hardware : null;
+  const caveat = hw ? hw.cpu_caveat : data.hardware === "CPU" ? data.cpu_note : null;
+  const cpuNote = caveat ? `<p class="warn" id="cpu-note">${esc(caveat)}</p>` : "";
   const boot = b.bootstrap
     ? `95% CI: percentile interval over ${b.bootstrap.resamples} paired bootstrap resamples (seed ${b.bootstrap.seed}) of the tasks, and of the samples within a task.
        P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.
-       Rank: tied models share a rank; the small range beside it is the rank's 95% range over the resamples.`
+       Rank: shared where the score intervals overlap (the note above the table); strict: the order by score alone.`
     : "No bootstrap intervals (served with --bootstrap 0).";
   const models = b.models.map((m) => m.model);
-  const matrix = b.kernels.map((k) => {
+  const tasksInOrder = b.kernels.slice().sort((x, y) => natural.compare(x.task, y.task));
+  const matrix = tasksInOrder.map((k) => {
     const byModel = {};
     for (const cell of k.cells) (byModel[cell.model] = byModel[cell.model] || []).push(cell);
-    const tds = models.map((m) => {
-      const cells = byModel[m] || [];
-      if (!cells.length) return "<td>–</td>";
-      const link = (cell) => (cell.state === "pending" ? null : trialHref(sweep, `${k.suite}/${k.task}/${cell.model}/${cell.sample}`));
-      if (cells.length > 1) {
-        // Several samples: one square per sample (its transcript on click), the pass count and the best speedup.
-        const passed = cells.filter((c) => c.verdict === "passed");
-        const best = Math.max(...passed.map((c) => c.speedup ?? 0));
-        const dots = cells.map((c) => {
-          const v = verdictClass(c.state, c.verdict), title = `sample ${c.sample}: ${v.replace(/_/g, " ")}${c.speedup !== null && c.verdict === "passed" ? " ×" + speed(c.speedup) : ""}`;
-          const dot = `<span class="dot v-${esc(v)}" title="${esc(title)}"></span>`;
-          return link(c) ? `<a href="${link(c)}">${dot}</a>` : dot;
-        }).join("");
-        const flags = cells.flatMap((c) => c.flags), hacks = cells.flatMap((c) => c.hacks);
-        return `<td data-v="${passed.length}">${dots}<span class="sp">${passed.length}/${cells.length}${passed.length ? ` · ×${speed(best)}` : ""}</span>${contendedMark(cells.find((c) => c.contended && c.verdict === "passed"))}${flagMark(flags, hacks)}</td>`;
-      }
-      return "<td>" + cells.map((cell) => {
-        const sp = cell.verdict === "passed" && cell.speedup !== null ? `<span class="sp">×${speed(cell.speedup)}</span>` : "";
-        const inner = badge(cell.state, cell.verdict) + sp + contendedMark(cell) + flagMark(cell.flags, cell.hacks);
-        return link(cell) ? `<a href="${link(cell)}" title="transcript">${inner}</a>` : inner;
-      }).join(" ") + "</td>";
-    }).join("");
-    return `<tr data-task="${esc(k.task)}"><th class="left task" scope="row" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}">${esc(k.task)}</a></th>${tds}</tr>`;
+    const tds = models.map((m) => heatCell(byModel[m] || [], (cell) => (cell.state === "pending" ? null
+      : trialHref(sweep, `${k.suite}/${k.task}/${cell.model}/${cell.sample}`)))).join("");
+    return `<tr data-task="${esc(k.task)}" data-key="t:${esc(k.task)}"><th class="left task" scope="row" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}" title="${esc(k.task)}">${esc(k.task)}</a></th>${tds}</tr>`;
   }).join("");
-  view.innerHTML = `
+  setView(`
     <div class="pagehead"><div>
       <h1>${esc(suite)}</h1>
       <div class="meta"><span class="chip">hardware <b>${esc(data.hardware)}</b></span>
@@ -284,16 +396,18 @@ async function pageBoard(token, sweep, suite) {
     <div class="searchbar"><label>models <input id="filter-models" type="search" placeholder="filter by name" autocomplete="off"></label>
       <label>tasks <input id="filter-tasks" type="search" placeholder="filter by name" autocomplete="off"></label>
       <span class="muted small" id="filter-count"></span></div>
-    <section class="card"><h2>Leaderboard <a class="small" id="compare-link" href="${compareHref(sweep, suite, models[0] || "", models[1] || models[0] || "")}">compare two models →</a></h2><p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
-      <div class="tablewrap"><table class="grid sortable" id="leaderboard"><thead><tr>${head}</tr></thead>
-      <tbody>${b.models.map((m) => leaderboardRow(m, sweep, suite)).join("")}</tbody></table></div>
+    <section class="card"><h2>Leaderboard <a class="small" id="compare-link" href="${compareHref(sweep, suite, models[0] || "", models[1] || models[0] || "")}">compare two models →</a></h2><p class="rank-note" id="rank-note"><b>${rankSummary(b.models)}</b> <span class="muted">${esc(rankNote)}</span></p>
+      <p class="muted" id="method-note">${esc(data.method_note)} Hover a header for its meaning; click it (or Enter) to sort.</p>
+      <div class="tablewrap"><table class="grid sortable sticky2" id="leaderboard"><thead><tr>${head}</tr></thead>
+      <tbody>${leaderboardRows(b.models, sweep, suite)}</tbody></table></div>
       <p class="note">${boot}</p></section>
     <section class="card"><h2>Plots</h2><div class="plots">
-      <div class="plot" id="plot-speedup"></div><div class="plot" id="plot-cost"></div><div class="plot" id="plot-roofline"></div>
+      <div class="plot" id="plot-speedup" data-own></div><div class="plot" id="plot-cost" data-own></div><div class="plot" id="plot-roofline" data-own></div>
     </div></section>
     <section class="card"><h2>Kernels <span class="muted">each model's verdict per task; a task opens its kernels, a verdict its transcript</span></h2>
-      <div class="tablewrap matrixwrap"><table class="grid sortable matrix" id="kernels"><thead><tr><th class="left task">task</th>
-      ${models.map((m) => `<th class="left" data-model="${esc(m)}" title="${esc(m)}">${esc(m)}</th>`).join("")}</tr></thead><tbody>${matrix}</tbody></table></div></section>`;
+      ${matrixLegend()}
+      <div class="tablewrap matrixwrap" id="matrixwrap"><table class="grid sortable matrix" id="kernels"><thead><tr><th class="left task">task</th>
+      ${models.map((m) => `<th class="left mcol" data-model="${esc(m)}" data-key="h:${esc(m)}" title="${esc(m)}">${esc(midEllipsis(m, 30))}</th>`).join("")}</tr></thead><tbody>${matrix}</tbody></table></div></section>`);
   const lb = document.getElementById("leaderboard"), km = document.getElementById("kernels");
   lb.dataset.urlKey = "sort";
   km.dataset.urlKey = "ksort";
@@ -307,8 +421,11 @@ async function pageBoard(token, sweep, suite) {
 function boardFilters(lb, km) {
   const fm = document.getElementById("filter-models"), ft = document.getElementById("filter-tasks");
   const q = hashQuery();
-  fm.value = q.get("m") || "";
-  ft.value = q.get("t") || "";
+  // A refresh keeps what is being typed (and its caret): the inputs are the same elements.
+  if (!patching) {
+    fm.value = q.get("m") || "";
+    ft.value = q.get("t") || "";
+  }
   const apply = () => {
     const m = fm.value.trim().toLowerCase(), t = ft.value.trim().toLowerCase();
     let shownModels = 0, shownTasks = 0;
@@ -330,8 +447,8 @@ function boardFilters(lb, km) {
       ? `${shownModels} of ${lb.tBodies[0].rows.length} models, ${shownTasks} of ${km.tBodies[0].rows.length} tasks shown` : "";
     setHashQuery({ m: fm.value.trim(), t: ft.value.trim() });
   };
-  fm.addEventListener("input", apply);
-  ft.addEventListener("input", apply);
+  on(fm, "input", apply);
+  on(ft, "input", apply);
   apply();
 }
 
@@ -351,56 +468,98 @@ function loadPlotly() {
 
 const PLOT_LAYOUT = {
   font: { family: "system-ui, sans-serif", size: 12, color: "#1d2330" },
-  margin: { l: 60, r: 20, t: 46, b: 70 }, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
-  colorway: ["#2f5bd3", "#0b7a75", "#c2410c", "#7c3aed", "#be185d", "#15803d", "#a16207", "#475569"],
+  margin: { l: 60, r: 20, t: 52, b: 70 }, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
 };
-function layout(title, extra) { return Object.assign({}, PLOT_LAYOUT, { height: 360, title: { text: title, font: { size: 14 } } }, extra); }
-function emptyPlot(el, text) { el.innerHTML = `<div class="empty">${esc(text)}</div>`; el.dataset.empty = "1"; }
+// 20 colours x 7 marker symbols: a model keeps its colour and symbol in every plot, and 14+
+// models never share both (a pair sharing a colour differs in symbol, and the reverse).
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+  "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363"];
+const SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "triangle-down"];
+function modelStyle(i) { return { color: PALETTE[i % PALETTE.length], symbol: SYMBOLS[i % SYMBOLS.length] }; }
+function layout(title, extra) {
+  // The title sits left; the toolbar (wide screens only, see plotConfig) sits right, clear of it.
+  return Object.assign({}, PLOT_LAYOUT, { height: 360, title: { text: title, font: { size: 14 }, x: 0.01, xanchor: "left", y: 0.98, yanchor: "top" } }, extra);
+}
+function plotConfig(el) {
+  return { displaylogo: false, responsive: true, displayModeBar: el.clientWidth >= 600 ? "hover" : false,
+    modeBarButtonsToRemove: ["lasso2d", "select2d", "autoScale2d", "zoomIn2d", "zoomOut2d"] };
+}
+function emptyPlot(el, text) {
+  if (window.Plotly && el.classList.contains("js-plotly-plot")) Plotly.purge(el);
+  el.innerHTML = `<div class="empty">${esc(text)}</div>`;
+  el.dataset.empty = "1";
+}
+// A refresh redraws a plot in place (Plotly.react keeps the element, its size and zoom state).
+function drawPlot(el, traces, lay) {
+  if (el.dataset.empty) { el.innerHTML = ""; delete el.dataset.empty; }
+  return (el.classList.contains("js-plotly-plot") ? Plotly.react : Plotly.newPlot)(el, traces, lay, plotConfig(el));
+}
+// Log-axis ticks at 1, 2 and 5 of every decade the data spans, written as the tables write numbers.
+function logTicks(lo, hi) {
+  const ticks = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const f of [1, 2, 5]) { const v = f * 10 ** e; if (v >= lo / 1.0001 && v <= hi * 1.0001) ticks.push(v); }
+  }
+  return ticks;
+}
 
 async function drawPlots(token, sweep, suite) {
   let data;
   try {
     [data] = await Promise.all([api(`/api/plots/${enc(sweep)}/${enc(suite)}`), loadPlotly()]);
   } catch (err) {
-    document.getElementById("plot-speedup").innerHTML = `<div class="empty">${esc(err.message)}</div>`;
+    emptyPlot(document.getElementById("plot-speedup"), err.message);
     return;
   }
   if (token !== renderToken) return;
-  const cfg = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
   const sp = document.getElementById("plot-speedup");
   const models = Object.keys(data.speedups);
-  const tilted = { tickangle: models.length > 6 ? -35 : 0, automargin: true };
+  const style = Object.fromEntries(models.map((m, i) => [m, modelStyle(i)]));
+  const narrow = sp.clientWidth < 600;
+  // shortened axis and legend names, unless shortening would make two of them equal
+  const n = narrow ? 14 : 22;
+  const unique = new Set(models.map((m) => midEllipsis(m, n))).size === models.length;
+  const short = (m) => (unique ? midEllipsis(m, n) : m);
+  const tilted = { tickangle: models.length > 6 ? -40 : 0, automargin: true };
   if (models.some((m) => data.speedups[m].length)) {
-    // Log axis: a tick at each power of ten, written out (0.001, 0.01, 1, 10), never "5, 2, 0.001".
     const all = models.flatMap((m) => data.speedups[m]).filter((v) => v > 0);
-    const lo = Math.floor(Math.log10(Math.min(...all))), hi = Math.ceil(Math.log10(Math.max(...all)));
-    const ticks = [];
-    for (let e = lo; e <= hi; e++) ticks.push(10 ** e);
-    if (ticks.length < 3) for (const f of [2, 5]) for (let e = lo; e < hi; e++) ticks.push(f * 10 ** e);
-    ticks.sort((a, b) => a - b);
-    Plotly.newPlot(sp, models.map((m) => ({ type: "box", name: m, y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0, marker: { size: 4 } })),
-      layout("Speedup of correct kernels, per model", { yaxis: { type: "log", tickvals: ticks, ticktext: ticks.map((v) => speed(v, 1)), title: "speedup × (log)", zeroline: false },
-        xaxis: tilted, showlegend: false }), cfg);
+    // the range pads the data by a little, and always shows the 1x line
+    const lo = Math.min(...all, 1) / 1.25, hi = Math.max(...all, 1) * 1.25;
+    const ticks = logTicks(lo, hi);
+    drawPlot(sp, models.map((m) => ({ type: "box", name: short(m), y: data.speedups[m], boxpoints: "all", jitter: 0.4, pointpos: 0,
+      marker: { size: 4, color: style[m].color, symbol: style[m].symbol }, line: { color: style[m].color },
+      hovertemplate: `${esc(m)}<br>×%{y:.3g}<extra></extra>` })),
+    layout("Speedup of correct kernels, per model", { yaxis: { type: "log", range: [Math.log10(lo), Math.log10(hi)], tickvals: ticks,
+      ticktext: ticks.map((v) => speed(v, 1) + "×"), title: { text: "speedup (log)" }, zeroline: false },
+    xaxis: tilted, showlegend: false,
+    shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 1, y1: 1, line: { color: "#1d2330", width: 1, dash: "dash" } }],
+    annotations: [{ xref: "paper", x: 1, y: 0, yref: "y", text: "1× = the baseline", showarrow: false, xanchor: "right", yanchor: "bottom", font: { size: 11, color: "#5f6b7a" } }] }));
   } else emptyPlot(sp, "No correct kernel yet: nothing to plot.");
   const cost = document.getElementById("plot-cost");
   const rows = data.cost.filter((r) => r.finished);
   if (rows.length) {
-    // One trace per model (a legend, not labels that collide once there are more than a few).
-    Plotly.newPlot(cost, rows.map((r) => ({ type: "scatter", mode: "markers", name: r.model, x: [r.dollars], y: [r.pass_at_1],
-      marker: { size: 11 }, hovertemplate: `${esc(r.model)}<br>$%{x:.4f} spent<br>pass@1 %{y:.2f}<extra></extra>` })),
-    layout("pass@1 against dollars spent", { xaxis: { title: "dollars spent (all attempts)", rangemode: "tozero" },
-      yaxis: { title: "pass@1", range: [-0.05, 1.05] }, legend: { font: { size: 11 } }, margin: { l: 60, r: 10, t: 46, b: 60 } }), cfg);
+    // One trace per model, each its own colour and symbol; the x axis spans the data, not $0.
+    const xs = rows.map((r) => r.dollars), span = Math.max(...xs) - Math.min(...xs);
+    const pad = span > 0 ? span * 0.08 : Math.max(Math.abs(xs[0]) * 0.05, 0.01);
+    const legend = narrow ? { orientation: "h", y: -0.3, yanchor: "top", x: 0, font: { size: 10 } } : { font: { size: 11 }, y: 1, yanchor: "top" };
+    const height = narrow ? 380 + 22 * Math.ceil(rows.length / 2) : Math.max(380, 90 + 21 * rows.length);
+    drawPlot(cost, rows.map((r) => ({ type: "scatter", mode: "markers", name: short(r.model), x: [r.dollars], y: [r.pass_at_1],
+      marker: { size: 11, color: style[r.model].color, symbol: style[r.model].symbol, line: { width: 1, color: "#fff" } },
+      hovertemplate: `${esc(r.model)}<br>${money(r.dollars)} spent<br>pass@1 %{y:.2f}<extra></extra>` })),
+    layout("pass@1 against dollars spent", { height, legend,
+      xaxis: { title: { text: "dollars spent (all attempts)" }, range: [Math.min(...xs) - pad, Math.max(...xs) + pad], tickprefix: "$", tickformat: ",.2f" },
+      yaxis: { title: { text: "pass@1" }, range: [-0.05, 1.05] }, margin: { l: 60, r: 10, t: 52, b: 60 } }));
   } else emptyPlot(cost, "No finished trial yet.");
   const roof = document.getElementById("plot-roofline");
-  const tasks = Array.from(new Set(Object.values(data.roofline).flatMap((t) => Object.keys(t)))).sort();
+  const tasks = Array.from(new Set(Object.values(data.roofline).flatMap((t) => Object.keys(t)))).sort(natural.compare);
   if (tasks.length) {
     // A task x model heat map: grouped bars are unreadable at 40 tasks x 14 models.
     const ms = Object.keys(data.roofline);
-    Plotly.newPlot(roof, [{ type: "heatmap", x: ms, y: tasks, z: tasks.map((t) => ms.map((m) => data.roofline[m][t] ?? null)),
+    drawPlot(roof, [{ type: "heatmap", x: ms.map(short), y: tasks, z: tasks.map((t) => ms.map((m) => data.roofline[m][t] ?? null)),
       colorscale: "Blues", zmin: 0, zmax: 1, colorbar: { tickformat: ".0%", title: { text: "share" } },
       hovertemplate: "%{y}<br>%{x}<br>%{z:.1%} of the roofline<extra></extra>" }],
     layout("Roofline share per task (best correct sample)", { height: Math.max(360, 120 + 18 * tasks.length),
-      xaxis: tilted, yaxis: { automargin: true, autorange: "reversed" } }), cfg);
+      xaxis: tilted, yaxis: { automargin: true, autorange: "reversed" } }));
   } else emptyPlot(roof, "Roofline share per task: no correct kernel with a roofline yet (the task needs FLOP or byte counts in suite.toml, and a device whose peaks the scorer knows; CPU has none).");
 }
 
@@ -414,14 +573,28 @@ function diffHtml(diff) {
 }
 function codeHtml(text) { return text.split("\n").map((l) => `<span>${esc(l) || " "}</span>`).join(""); }
 
+// A finding once per pattern, however many seeds or input sets repeated it (the count says how many).
+function uniqueFindings(list) {
+  const seen = new Map();
+  for (const h of list || []) {
+    const f = seen.get(h.pattern);
+    if (f) { f.n++; if (h.evidence && h.evidence !== f.evidence) f.others.push(h.evidence); } else seen.set(h.pattern, { pattern: h.pattern, evidence: h.evidence, n: 1, others: [] });
+  }
+  return [...seen.values()];
+}
 function findingsHtml(t) {
   const out = [];
-  for (const h of t.hacks) out.push(`<div class="finding"><b>${esc(h.pattern)}</b><p>${esc(h.evidence)}</p></div>`);
-  for (const f of t.flags) out.push(`<div class="finding flag"><b>${esc(f.pattern)}</b> <span class="muted small">audit flag</span><p>${esc(f.evidence)}</p></div>`);
+  const times = (f) => (f.n > 1 ? ` <span class="muted small">found ${f.n} times</span>` : "");
+  const evidence = (f) => (f.evidence ? `<p>${esc(f.evidence)}</p>` : '<p class="muted">no score.json: the ledger names the finding, without its evidence</p>')
+    + (f.others.length ? `<details class="seeds"><summary class="small muted">the same finding's other evidence (${f.others.length})</summary>${f.others.map((e) => `<p>${esc(e)}</p>`).join("")}</details>` : "");
+  for (const h of uniqueFindings(t.hacks)) out.push(`<div class="finding"><b>${esc(h.pattern)}</b>${times(h)}${evidence(h)}</div>`);
+  for (const f of uniqueFindings(t.flags)) out.push(`<div class="finding flag"><b>${esc(f.pattern)}</b> <span class="muted small">audit flag</span>${times(f)}${evidence(f)}</div>`);
   if (t.error && t.verdict !== "hack_detected") out.push(`<div class="finding flag"><b>error</b><p>${esc(String(t.error).slice(0, 4000))}</p></div>`);
   return out.join("");
 }
 
+// The few figures a reader checks first; the scorer's other fields (versions, stage durations,
+// isolation) behind a "details" toggle.
 function detailsHtml(d) {
   if (!d) return "";
   const item = (label, v) => (v === null || v === undefined || v === "" ? "" : `<div>${label} <b>${esc(v)}</b></div>`);
@@ -429,14 +602,16 @@ function detailsHtml(d) {
     .map(([k, v]) => item(k, v)).join("");
   const durations = Object.entries(d.durations_s || {}).map(([k, v]) => item(`${k} s`, speed(v))).join("");
   const spread = (v) => (v === null || v === undefined ? null : `±${speed(100 * v, 2)}%`);
-  const body = [item("timer", d.timer), item("repetitions", d.repetitions), item("kernel spread", spread(d.kernel_spread)),
-    item("baseline spread", spread(d.baseline_spread)),
+  const main = [item("repetitions", d.repetitions), item("kernel spread", spread(d.kernel_spread)),
     item("correctness", d.correctness_trials ? `${d.correctness_passed}/${d.correctness_trials} input sets` : null),
+    item("timing", d.contended ? "contended (foreign compute on the device, also when re-timed)" : null)].join("");
+  const rest = [item("timer", d.timer), item("baseline spread", spread(d.baseline_spread)),
     item("tolerance", d.tolerance), item("max abs error", d.max_abs_error === null ? null : speed(d.max_abs_error)),
     item("max rel error", d.max_rel_error === null ? null : speed(d.max_rel_error)),
-    item("timing", d.contended ? "contended (foreign compute on the device, also when re-timed)" : null),
     item("kernel's wall", d.isolation), env, durations].join("");
-  return body ? `<div class="details-grid">${body}</div>` : "";
+  const n = (rest.match(/<div>/g) || []).length;
+  return (main ? `<div class="details-grid">${main}</div>` : "")
+    + (rest ? `<details class="more-details"><summary class="small">details (${n} more fields)</summary><div class="details-grid">${rest}</div></details>` : "");
 }
 
 async function pageKernel(token, sweep, suite, task) {
@@ -447,7 +622,7 @@ async function pageKernel(token, sweep, suite, task) {
   // Cards in the board's rank order (unranked models last), then by sample.
   const rank = (m) => d.ranks[m] ?? 1e9;
   const trials = d.trials.slice().sort((a, b) => rank(a.model) - rank(b.model) || a.model.localeCompare(b.model) || a.sample - b.sample);
-  const summary = trials.map((t, i) => `<tr data-model="${esc(t.model)}" data-card="${i}">
+  const summary = trials.map((t, i) => `<tr data-model="${esc(t.model)}" data-card="${i}" data-key="r:${esc(t.trial_id)}">
       <td data-v="${d.ranks[t.model] ?? ""}">${d.ranks[t.model] ?? "–"}</td>
       <td class="left model" data-v="${esc(t.model)}"><a href="#card-${i}" class="tocard" data-card="${i}">${esc(t.model)}</a></td><td data-v="${t.sample}">${t.sample}</td>
       <td class="left" data-v="${esc(verdictClass(t.state, t.verdict))}">${badge(t.state, t.verdict)}</td>
@@ -468,21 +643,22 @@ async function pageKernel(token, sweep, suite, task) {
         <pre class="code" id="code-${i}"></pre>` : `<p class="muted">No kernel.py ${t.state === "pending" || t.state === "running" ? "yet" : "was left"}.</p>`;
     const files = (t.files || []).map((f) => `<a href="${fileHref(sweep, t.trial_id, f)}" target="_blank">${f}</a>`).join(" · ");
     const flags = [...new Set(t.flags.map((f) => f.pattern))].map((p) => `<span class="badge v-flag">⚑ ${esc(p)}</span>`).join(" ");
-    return `<details class="trial" id="card-${i}" data-model="${esc(t.model)}" data-trial="${esc(t.trial_id)}"><summary><header>
+    return `<details class="trial" id="card-${i}" data-key="c:${esc(t.trial_id)}" data-model="${esc(t.model)}" data-trial="${esc(t.trial_id)}"><summary><header>
         <span class="muted">#${d.ranks[t.model] ?? "–"}</span>${badge(t.state, t.verdict)}
         <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span>${flags}<span class="grow"></span>
         ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup)}</b></span>${contendedMark(t)}` : ""}
         ${t.kernel_ms !== null && t.kernel_ms !== undefined ? `<span class="chip">kernel <b>${ms(t.kernel_ms)}</b></span>` : ""}
         ${t.roofline_share !== null ? `<span class="chip">roofline <b>${pct(t.roofline_share)}</b></span>` : ""}
         <a href="${trialHref(sweep, t.trial_id)}">transcript →</a></header></summary>
-      <div class="body">${files ? `<div class="small">files: ${files}</div>` : ""}${detailsHtml(t.details)}${findingsHtml(t)}${code}</div></details>`;
+      <div class="body">${files ? `<div class="small">files: ${files}</div>` : ""}${findingsHtml(t)}${detailsHtml(t.details)}
+        <div class="code-area" data-own data-key="code:${esc(t.trial_id)}:${esc(t.state)}:${tabs.length}">${code}</div></div></details>`;
   }).join("");
   const counts = [d.level !== null ? `<span class="chip">level <b>${d.level}</b></span>` : "",
     d.flops ? `<span class="chip">FLOPs <b>${Number(d.flops).toExponential(2)}</b></span>` : "",
     d.bytes_moved ? `<span class="chip">bytes <b>${Number(d.bytes_moved).toExponential(2)}</b></span>` : "",
     `<span class="chip">hardware <b>${esc(d.hardware)}</b></span>`].join("");
-  view.innerHTML = `<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>
-    <section class="card"><h2>Trials <span class="muted">a model opens its card below</span></h2><div class="tablewrap"><table class="grid sortable" id="trials"><thead><tr>
+  setView(`<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>
+    <section class="card"><h2>Trials <span class="muted">a model opens its card below</span></h2><div class="tablewrap long"><table class="grid sortable sticky2" id="trials"><thead><tr>
       <th data-type="num" title="The model's rank on the board">rank</th><th class="left">model</th><th data-type="num">sample</th><th class="left">verdict</th>
       <th data-type="num" title="Baseline time / kernel time">speedup</th>
       <th data-type="num" title="Median timed run of the kernel">kernel</th><th data-type="num" title="Median timed run of the baseline">baseline</th>
@@ -490,7 +666,7 @@ async function pageKernel(token, sweep, suite, task) {
       <th data-type="num" class="left" title="Rejecting anti-hack findings (red) and audit flags (⚑)">hacks / flags</th><th data-type="num">tokens</th><th data-type="num">dollars</th><th class="left"></th>
     </tr></thead><tbody>${summary}</tbody></table></div></section>
     <section><h2>Kernels and evidence <span class="muted small">in rank order; click a card to open it</span>
-      <button id="expand-all" class="small">open all</button> <button id="collapse-all" class="small">close all</button></h2>${cards}</section>`;
+      <button id="expand-all" class="small">open all</button> <button id="collapse-all" class="small">close all</button></h2>${cards}</section>`);
   const table = document.getElementById("trials");
   table.dataset.urlKey = "sort";
   sortable(table);
@@ -498,22 +674,24 @@ async function pageKernel(token, sweep, suite, task) {
   const fill = (i) => {
     if (filled.has(i)) return;
     filled.add(i);
-    const t = trials[i], pre = document.getElementById(`code-${i}`);
+    // looked up inside the card: a refresh keeps a filled card's code area as it was drawn
+    const t = trials[i], card = document.getElementById(`card-${i}`), pre = card && card.querySelector("pre.code");
     if (!pre) return;
     const show = (k) => {
       pre.innerHTML = k === "diff" ? (t.diff ? diffHtml(t.diff) : '<span class="muted">identical to the reference solution</span>')
         : codeHtml(k === "source" ? t.source : d.reference);
       pre.dataset.k = k;
     };
-    const tabs = view.querySelector(`.tabs[data-card="${i}"]`);
-    tabs.querySelectorAll("button").forEach((btn) => btn.addEventListener("click", () => {
+    const tabs = card.querySelector(".tabs");
+    tabs.querySelectorAll("button").forEach((btn) => on(btn, "click", () => {
       tabs.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b === btn));
       show(btn.dataset.k);
     }));
-    show(tabs.querySelector("button").dataset.k);
+    const current = tabs.querySelector("button.on") || tabs.querySelector("button");
+    if (!pre.firstChild) show(current.dataset.k);
   };
   // A card's code is rendered when it is first opened (42 diffs up front made a 30,000 px page).
-  view.querySelectorAll("details.trial").forEach((card, i) => card.addEventListener("toggle", () => {
+  view.querySelectorAll("details.trial").forEach((card, i) => on(card, "toggle", () => {
     if (card.open) {
       fill(i);
       setHashQuery({ trial: card.dataset.trial });
@@ -524,15 +702,21 @@ async function pageKernel(token, sweep, suite, task) {
     card.open = true;
     fill(i);
     card.scrollIntoView({ block: "start" });
+    scrolledTo = true;
   };
-  table.addEventListener("click", (ev) => {
+  on(table, "click", (ev) => {
     const a = ev.target.closest("a.tocard");
     if (!a) return;
     ev.preventDefault();
     open(Number(a.dataset.card));
   });
-  document.getElementById("expand-all").addEventListener("click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = true; }));
-  document.getElementById("collapse-all").addEventListener("click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = false; }));
+  on(document.getElementById("expand-all"), "click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = true; }));
+  on(document.getElementById("collapse-all"), "click", () => view.querySelectorAll("details.trial").forEach((c) => { c.open = false; }));
+  // A refresh keeps the cards as the reader left them (and fills any open one whose code is new).
+  view.querySelectorAll("details.trial[open]").forEach((card) => {
+    if (!card.querySelector("pre.code span")) { const i = Number(card.id.slice(5)); filled.delete(i); fill(i); }
+  });
+  if (patching) return;
   const selected = hashQuery().get("trial");
   const at = trials.findIndex((t) => t.trial_id === selected);
   if (at >= 0) open(at);
@@ -550,7 +734,7 @@ async function pageCompare(token, sweep, suite) {
     const ms = board.board.models.map((m) => m.model);
     a = a || ms[0];
     b = b || ms.find((m) => m !== a) || a;
-    history.replaceState(null, "", compareHref(sweep, suite, a, b));
+    history.replaceState(history.state, "", compareHref(sweep, suite, a, b));
   }
   const d = await api(`/api/compare/${enc(sweep)}/${enc(suite)}?a=${enc(a)}&b=${enc(b)}`);
   if (token !== renderToken) return;
@@ -562,30 +746,30 @@ async function pageCompare(token, sweep, suite) {
     : `score difference ${speed(d.score_diff)} (95% CI ${ci(d.score_diff_ci)}); ${esc(a)} ranks above ${esc(b)} in ${(100 * d.p_a_above).toFixed(1)}% of the paired resamples`
       + (d.p_a_above >= 0.95 || d.p_a_above <= 0.05 ? " — a clear difference." : " — not clearly separated by these tasks.");
   const cellsHtml = (cells) => cells.map((c) => `${badge(c.state, c.verdict)}${c.verdict === "passed" && c.speedup !== null ? `<span class="sp">×${speed(c.speedup)}</span>` : ""}`).join(" ") || "–";
-  const rows = d.tasks.map((t) => {
+  const rows = d.tasks.slice().sort((x, y) => natural.compare(x.task, y.task)).map((t) => {
     const ba = t.best[a], bb = t.best[b];
     const win = ba !== null && bb !== null ? (ba > bb ? "a" : bb > ba ? "b" : "") : ba !== null ? "a" : bb !== null ? "b" : "";
-    return `<tr data-task="${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}">${esc(t.task)}</a></th>
+    return `<tr data-task="${esc(t.task)}" data-key="t:${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}">${esc(t.task)}</a></th>
       <td class="left ${win === "a" ? "win" : ""}" data-v="${ba ?? ""}">${cellsHtml(t[a])}</td><td class="left ${win === "b" ? "win" : ""}" data-v="${bb ?? ""}">${cellsHtml(t[b])}</td>
       <td data-v="${ba !== null && bb !== null ? ba / bb : ""}">${ba !== null && bb !== null ? speed(ba / bb) : "–"}</td></tr>`;
   }).join("");
-  view.innerHTML = `<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>
+  setView(`<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>
     <section class="card"><div class="searchbar"><label>A ${select("cmp-a", a)}</label><label>B ${select("cmp-b", b)}</label></div>
       <p id="compare-answer"><b>${answer}</b></p>
-      <table class="grid" id="compare-figures"><thead><tr><th class="left"></th><th>${esc(a)}</th><th>${esc(b)}</th></tr></thead><tbody>
+      <div class="tablewrap"><table class="grid" id="compare-figures"><thead><tr><th class="left"></th><th class="mname">${nameHtml(a, 24)}</th><th class="mname">${nameHtml(b, 24)}</th></tr></thead><tbody>
       ${fig("rank", (m) => m.rank ?? "–")}${fig("score", (m) => speed(m.score))}${fig("pass@1", (m) => num(m.pass_at_1))}
       ${fig("mean ×", (m) => speed(m.mean_speedup))}${fig("median ×", (m) => speed(m.median_speedup))}${fig("geomean ×", (m) => speed(m.geomean_speedup))}
       ${fig("solved", (m) => `${m.solved}/${m.tasks}`)}${fig("hacks", (m) => m.hacks)}${fig("dollars", (m) => money(m.dollars))}
-      ${fig("faster on tasks both solved", (m) => (m.model === a ? d.a_faster : d.b_faster))}</tbody></table></section>
+      ${fig("faster on tasks both solved", (m) => (m.model === a ? d.a_faster : d.b_faster))}</tbody></table></div></section>
     <section class="card"><h2>Per task <span class="muted">the faster best correct kernel is highlighted; A/B is the ratio of the best speedups</span></h2>
-      <div class="tablewrap"><table class="grid sortable" id="compare-tasks"><thead><tr><th class="left">task</th><th class="left" data-type="num">${esc(a)}</th>
-      <th class="left" data-type="num">${esc(b)}</th><th data-type="num">A/B</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+      <div class="tablewrap long"><table class="grid sortable sticky1" id="compare-tasks"><thead><tr><th class="left task">task</th><th class="left mname" data-type="num">${nameHtml(a, 24)}</th>
+      <th class="left mname" data-type="num">${nameHtml(b, 24)}</th><th data-type="num">A/B</th></tr></thead><tbody>${rows}</tbody></table></div></section>`);
   const t = document.getElementById("compare-tasks");
   t.dataset.urlKey = "sort";
   sortable(t);
   const change = () => { location.hash = compareHref(sweep, suite, document.getElementById("cmp-a").value, document.getElementById("cmp-b").value); };
-  document.getElementById("cmp-a").addEventListener("change", change);
-  document.getElementById("cmp-b").addEventListener("change", change);
+  on(document.getElementById("cmp-a"), "change", change);
+  on(document.getElementById("cmp-b"), "change", change);
 }
 
 // ---------- one model on one board: its kernels, verdict mix, hacks, cost ----------
@@ -602,7 +786,7 @@ async function pageModel(token, sweep, suite, model) {
     for (const c of k.cells.filter((x) => x.model === model)) {
       const v = verdictClass(c.state, c.verdict);
       mix[v] = (mix[v] || 0) + 1;
-      rows.push(`<tr data-task="${esc(k.task)}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}?trial=${enc(`${k.suite}/${k.task}/${model}/${c.sample}`)}">${esc(k.task)}</a></td>
+      rows.push(`<tr data-task="${esc(k.task)}" data-key="${esc(k.task)}/${c.sample}"><td class="left" data-v="${esc(k.task)}"><a href="${kernelHref(sweep, k.suite, k.task)}?trial=${enc(`${k.suite}/${k.task}/${model}/${c.sample}`)}">${esc(k.task)}</a></td>
         <td data-v="${c.sample}">${c.sample}</td><td class="left" data-v="${esc(v)}">${badge(c.state, c.verdict)}</td>
         <td data-v="${c.verdict === "passed" ? c.speedup ?? "" : ""}">${c.verdict === "passed" ? "×" + speed(c.speedup) : "–"}</td>
         <td class="left">${flagMark(c.flags, c.hacks) || "–"}</td>
@@ -612,15 +796,15 @@ async function pageModel(token, sweep, suite, model) {
   }
   const chips = Object.entries(mix).sort((a, b) => b[1] - a[1]).map(([v, n]) => `<span class="badge v-${esc(v)}">${esc(v.replace(/_/g, " "))} ${n}</span>`).join(" ");
   const fig = (label, v) => `<span class="chip">${label} <b>${v}</b></span>`;
-  view.innerHTML = `<div class="pagehead"><div><h1>${esc(model)}</h1><div class="meta">
+  setView(`<div class="pagehead"><div><h1>${esc(model)}</h1><div class="meta">
       ${fig("rank", m.rank === null ? "–" : m.rank + (m.rank_range ? ` (${m.rank_range[0]}–${m.rank_range[1]})` : ""))}${fig("score", speed(m.score))}
       ${fig("pass@1", num(m.pass_at_1))}${fig("mean ×", speed(m.mean_speedup))}${fig("median ×", speed(m.median_speedup))}
       ${fig("solved", `${m.solved}/${m.tasks}`)}${fig("hacks", m.hacks)}${fig("flagged", m.flagged)}
       ${fig("tokens", m.tokens.toLocaleString())}${fig("dollars", money(m.dollars))}${fig("harness", esc(m.harness))}${fig("hardware", esc(data.hardware))}</div></div></div>
     <section class="card"><h2>Verdicts</h2><div id="verdict-mix">${chips}</div></section>
-    <section class="card"><h2>Kernels</h2><div class="tablewrap"><table class="grid sortable" id="model-kernels"><thead><tr>
+    <section class="card"><h2>Kernels</h2><div class="tablewrap long"><table class="grid sortable sticky1" id="model-kernels"><thead><tr>
       <th class="left">task</th><th data-type="num">sample</th><th class="left">verdict</th><th data-type="num">speedup</th>
-      <th class="left">hacks / flags</th><th class="left">error</th><th class="left"></th></tr></thead><tbody>${rows.join("")}</tbody></table></div></section>`;
+      <th class="left">hacks / flags</th><th class="left">error</th><th class="left"></th></tr></thead><tbody>${rows.join("")}</tbody></table></div></section>`);
   const t = document.getElementById("model-kernels");
   t.dataset.urlKey = "sort";
   sortable(t);
@@ -639,6 +823,14 @@ function argsText(a) {
   if (a && typeof a === "object" && "path" in a && "content" in a) return `${a.path}:\n${a.content}`;
   return JSON.stringify(a, null, 1);
 }
+// A long text shows its first lines and a button for the rest (a transcript of tool outputs
+// stays scannable, on a phone too).
+const FOLD_LINES = 6;
+function foldPre(text, head = "") {
+  const lines = text.split("\n").length;
+  if (lines <= FOLD_LINES + 2 && text.length <= 700) return `<pre>${head}${esc(text)}</pre>`;
+  return `<div class="foldbox"><pre class="fold">${head}${esc(text)}</pre><button class="unfold" type="button">show all ${lines.toLocaleString("en-US")} lines</button></div>`;
+}
 function eventBody(e) {
   const p = e.payload || {};
   switch (e.type) {
@@ -647,24 +839,24 @@ function eventBody(e) {
       return `<div class="line">trial <b>${esc(p.trial_id)}</b> · model ${esc(s.model)} · harness ${esc(p.harness)} · device ${esc(p.device)}</div>`;
     }
     case "model_request": {
-      const msgs = (p.messages || []).map((m) => `<pre><b>${esc(m.role)}</b>${m.tool_call_id ? ` (${esc(m.tool_call_id)})` : ""}\n${esc(clip(m.content))}</pre>`).join("");
+      const msgs = (p.messages || []).map((m) => foldPre(clip(m.content), `<b>${esc(m.role)}</b>${m.tool_call_id ? ` (${esc(m.tool_call_id)})` : ""}\n`)).join("");
       return `<div class="line">turn ${esc(p.turn)} · ${esc(p.message_count)} messages in the conversation, ${(p.messages || []).length} new</div>${msgs}`;
     }
     case "model_response": {
       const u = p.usage || {};
       const calls = (p.tool_calls || []).map((c) => esc(c.name)).join(", ");
-      return `<div class="line">turn ${esc(p.turn)} · ${esc(u.input_tokens ?? 0)} in / ${esc(u.output_tokens ?? 0)} out tokens · ${p.latency_s !== undefined ? esc(Number(p.latency_s).toFixed(2)) + " s" : ""} · ${esc(p.stop_reason)}${calls ? " · calls " + calls : ""}</div>${p.text ? `<pre>${esc(clip(p.text))}</pre>` : ""}`;
+      return `<div class="line">turn ${esc(p.turn)} · ${esc(u.input_tokens ?? 0)} in / ${esc(u.output_tokens ?? 0)} out tokens · ${p.latency_s !== undefined ? esc(Number(p.latency_s).toFixed(2)) + " s" : ""} · ${esc(p.stop_reason)}${calls ? " · calls " + calls : ""}</div>${p.text ? `${foldPre(clip(p.text))}` : ""}`;
     }
     case "tool_call":
-      return `<div class="line"><b>${esc(p.name)}</b> <span class="muted">${esc(p.id)}</span></div><pre>${esc(clip(argsText(p.arguments)))}</pre>`;
+      return `<div class="line"><b>${esc(p.name)}</b> <span class="muted">${esc(p.id)}</span></div>${foldPre(clip(argsText(p.arguments)))}`;
     case "tool_result":
-      return `<div class="line"><b>${esc(p.name)}</b>${p.exit_code !== undefined ? ` · exit ${esc(p.exit_code)}` : ""} · ${speed(p.duration_s)} s</div><pre>${esc(clip(p.output))}</pre>`;
+      return `<div class="line"><b>${esc(p.name)}</b>${p.exit_code !== undefined ? ` · exit ${esc(p.exit_code)}` : ""} · ${speed(p.duration_s)} s</div>${foldPre(clip(p.output))}`;
     case "retry":
       return `<div class="line">attempt ${esc(p.attempt)} after <b>${esc(p.error)}</b>; waited ${speed(p.wait_s)} s</div>`;
     case "budget":
       return `<div class="line"><b>budget hit: ${esc(p.kind)}</b> used ${esc(p.used)} of ${esc(p.limit)}</div>`;
     case "error":
-      return `<div class="line">${esc(p.source)}</div><pre>${esc(clip(p.message))}</pre>`;
+      return `<div class="line">${esc(p.source)}</div>${foldPre(clip(p.message))}`;
     case "score": {
       const t = p.timing || {}, c = p.correctness || {};
       const hacks = (p.hacks || []).map((h) => `<div class="finding"><b>${esc(h.pattern)}</b><p>${esc(h.evidence)}</p></div>`).join("");
@@ -708,6 +900,11 @@ function eventsHtml(events, t0, prevTs) {
   return { html, prev };
 }
 
+// The ledger's row has the tokens once the trial ends; while it runs, its events carry them.
+function tokensText(s, row) {
+  const inTok = Math.max(row.input_tokens || 0, s.input_tokens || 0), outTok = Math.max(row.output_tokens || 0, s.output_tokens || 0);
+  return `${inTok.toLocaleString("en-US")} in / ${outTok.toLocaleString("en-US")} out`;
+}
 function trialMeta(s, row) {
   const c = s.counts;
   const chip = (label, n, cls = "", key = "") => `<span class="chip ${cls}"${key ? ` data-k="${key}"` : ""}>${label} <b>${n}</b></span>`;
@@ -716,7 +913,7 @@ function trialMeta(s, row) {
     ${chip("events", s.total.toLocaleString(), "", "events")}${chip("turns", c.model_response || 0, "", "turns")}${chip("tool calls", c.tool_call || 0)}
     ${chip("retries", c.retry || 0, c.retry ? "v-incorrect" : "")}${chip("budget hits", c.budget || 0, c.budget ? "v-hack_detected" : "")}
     ${chip("errors", c.error || 0, c.error ? "v-hack_detected" : "")}${chip("duration", s.duration_s === null ? "–" : speed(s.duration_s) + " s", "", "duration")}
-    ${chip("tokens", (row.input_tokens + row.output_tokens).toLocaleString(), "", "tokens")}${chip("dollars", money(row.dollars))}${state}`;
+    ${chip("tokens", tokensText(s, row), "", "tokens")}${chip("dollars", money(row.dollars))}${state}`;
 }
 function filtersHtml(c, filter) {
   return `<span class="muted small">show only:</span>${TYPES.filter((t) => c[t]).map((t) =>
@@ -799,9 +996,15 @@ async function pageTrial(token, sweep, trial) {
   const anchor = hashQuery().get("event");
   if (anchor) {
     const el = list.querySelector(`.ev[data-i="${CSS.escape(anchor)}"]`);
-    if (el) { el.classList.add("selected"); el.scrollIntoView({ block: "center" }); }
+    if (el) { el.classList.add("selected"); el.scrollIntoView({ block: "center" }); scrolledTo = true; }
   }
   list.addEventListener("click", (ev) => {
+    const unfold = ev.target.closest("button.unfold");
+    if (unfold) {
+      const box = unfold.closest(".foldbox"), opened = box.classList.toggle("open");
+      unfold.textContent = opened ? "show less" : `show all ${box.querySelector("pre").textContent.split("\n").length.toLocaleString("en-US")} lines`;
+      return;
+    }
     const el = ev.target.closest(".i");
     if (!el) return;
     const e = el.closest(".ev");
@@ -812,10 +1015,49 @@ async function pageTrial(token, sweep, trial) {
 }
 
 // ---------- routing and live updates ----------
-async function route() {
+// Scroll: a new page opens at its top; Back and Forward return to where the reader was. Each
+// history entry gets a key (in history.state); the page's scroll position is kept under it.
+history.scrollRestoration = "manual";
+const scrolls = {};
+let entryKey = null;
+function ensureEntryKey() {
+  if (!history.state || !history.state.k) history.replaceState({ k: `${Date.now()}-${Math.random().toString(36).slice(2)}` }, "", location.href);
+  return history.state.k;
+}
+window.addEventListener("scroll", () => { if (entryKey && !routing) scrolls[entryKey] = window.scrollY; }, { passive: true });
+let routing = false, scrolledTo = false;
+// Back to a page whose plots are still drawing: its height grows after the first scroll, so the
+// position is set again as it grows, until the reader scrolls or 3 s pass.
+let holdStop = null;
+function holdScroll(y) {
+  if (holdStop) holdStop();
+  const kinds = ["wheel", "touchstart", "keydown", "mousedown"];
+  const ro = new ResizeObserver(() => { if (window.scrollY !== y) window.scrollTo(0, y); });
+  const stop = () => {
+    ro.disconnect();
+    kinds.forEach((k) => window.removeEventListener(k, stop));
+    clearTimeout(timer);
+    holdStop = null;
+  };
+  const timer = setTimeout(stop, 3000);
+  kinds.forEach((k) => window.addEventListener(k, stop, { passive: true }));
+  ro.observe(view);
+  holdStop = stop;
+}
+
+async function route(opts = {}) {
   const token = ++renderToken;
   const path = location.hash.replace(/^#\/?/, "").split("?")[0];
   const parts = path.split("/").map(decodeURIComponent);
+  patching = !!opts.patch;
+  scrolledTo = false;
+  let saved = 0;
+  if (!patching) {
+    if (holdStop) holdStop();
+    entryKey = ensureEntryKey();
+    saved = scrolls[entryKey] || 0;
+    routing = true;  // the old page's height must not be recorded as this entry's position
+  }
   try {
     if (parts[0] === "board" && parts.length === 3) await pageBoard(token, parts[1], parts[2]);
     else if (parts[0] === "model" && parts.length === 4) await pageModel(token, parts[1], parts[2], parts[3]);
@@ -827,6 +1069,17 @@ async function route() {
     view.dataset.rendered = String(token);
   } catch (err) {
     if (token === renderToken) fail(err);
+  } finally {
+    if (token === renderToken) {
+      if (!patching) {
+        // a page that scrolled to what its URL names (a card, an event) stays there on first visit
+        if (saved || !scrolledTo) window.scrollTo(0, saved);
+        if (saved) holdScroll(saved);
+        routing = false;
+        scrolls[entryKey] = window.scrollY;
+      }
+      patching = false;
+    }
   }
 }
 
@@ -835,14 +1088,18 @@ let lastRefresh = 0, refreshTimer = null;
 function refresh() {
   // A transcript page keeps its scroll position and loaded pages (it tails a running trial itself).
   if (location.hash.startsWith("#/trial/")) return;
+  if (routing) {  // a page is opening: refresh it once it is shown
+    if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 300);
+    return;
+  }
   const wait = lastRefresh + REFRESH_MS - Date.now();
   if (wait > 0) {
     if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, wait);
     return;
   }
   lastRefresh = Date.now();
-  const y = window.scrollY;
-  route().then(() => window.scrollTo(0, y));
+  // Patched in place: what is shown stays where it is; only what changed is rewritten.
+  route({ patch: true });
 }
 
 function connectLive() {
