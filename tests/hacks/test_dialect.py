@@ -24,7 +24,7 @@ CONSTRUCTS = {
     "generator_frame_walk": [".gi_frame", ".f_back", ".f_locals"],
     "getattr_name_from_pieces": ["getattr() with a computed name"],
     "globals_builtins_swap": ["globals()"],
-    "importlib_computed_module": ["import importlib"],
+    "importlib_computed_module": ["importlib.import_module"],
     "module_dict_lookup": [".__dict__"],
     "os_dup2_channel": ["os.pipe", "os.dup2"],
     "pickle_code_payload": ["import pickle"],
@@ -80,6 +80,12 @@ REFUSED = {
     "__builtins__": "b = __builtins__\n",
     "import builtins": "import builtins\n",
     "from importlib import": "from importlib import import_module\n",
+    "importlib.util": "import importlib.util\n",
+    "inspect.stack": "import inspect\ndef f():\n    return inspect.stack()\n",
+    "inspect, aliased": "import inspect as i\nF = i.currentframe()\n",
+    "inspect by a literal getattr": "import inspect\nS = getattr(inspect, 'stack')\n",
+    "inspect handed around": "import inspect\nM = [inspect]\n",
+    "from inspect import stack": "from inspect import stack\n",
     "from sys import modules": "from sys import modules\n",
     "sys._getframe by getattr literal": "import sys\nf = getattr(sys, '_getframe')(0)\n",
     "sys.setprofile": "import sys\nsys.setprofile(None)\n",
@@ -162,6 +168,9 @@ HONEST = {
     "a Module's __getattr__ forwarding": "import torch\nclass M(torch.nn.Module):\n    def __getattr__(self, name):\n"
                                           "        return super().__getattr__(name)\n",
     "format strings": "def f(x, n):\n    return '{0.shape} {1:>4}'.format(x, n) + '{name}'.format(name=n)\n",
+    "a signature and a version": "import inspect\nimport importlib.metadata\nfrom inspect import signature\n"
+                                 "import triton\nP = inspect.signature(triton.Config).parameters\n"
+                                 "V = importlib.metadata.version('triton')\nQ = signature(print)\n",
     "torch.signal": "import torch\nW = torch.signal.windows.hann(8)\n",
     "os.environ and os.path": "import os\nA = os.environ.get('X', '1')\nB = os.path.join(os.path.dirname(__file__), 'x')\n",
     "stdlib helpers": "import math, functools, typing, dataclasses, collections, itertools, contextlib, warnings, logging\n"

@@ -248,7 +248,7 @@ INTEGRITY = {
     # the interpreter's machinery is the kernel dialect's (tests/hacks/test_dialect.py has the rest)
     "obfuscated-code": [
         "import sys\nf = sys._getframe(1)\n",
-        "import inspect\n",
+        "import inspect\nF = inspect.currentframe()\n",
         "import gc\n",
         "import ctypes\n",
         "import sys\nfor m in list(sys.modules.values()):\n    pass\n",

@@ -172,7 +172,10 @@ class DialectScan:
         self.add(PATTERN, node, what, f"{why}; fix: {fix}")
 
     def _judge_module(self, node: ast.AST, module: str) -> None:
-        top = module.split(".")[0]
+        parts = module.split(".")
+        top = parts[0]
+        if top in _PARTLY and (len(parts) == 1 or parts[1] in _PARTLY[top]):
+            return  # judged by the names used (_judge_name)
         why = _MODULES.get(module) or _MODULES.get(top)
         if why:
             self._dialect(node, f"import {module}", f"this module {why}", _FIX_MODULE)
@@ -187,6 +190,11 @@ class DialectScan:
         for k, part in enumerate(parts):
             pair = ".".join(parts[k:k + 2])
             nxt = parts[k + 1] if k + 1 < len(parts) else ""
+            if k == 0 and part in _PARTLY:
+                if nxt not in _PARTLY[part]:
+                    self._dialect(node, pair if nxt else f"{part} (the module as a value)", f"this module "
+                                  f"{_MODULES[part]}", f"of {part}, kernel.py may use {', '.join(sorted(_PARTLY[part]))}")
+                return
             if pair in _NAMES:
                 self._dialect(node, pair, f"reaches {_NAMES[pair]}", "kernel.py has no use for the interpreter's "
                               "tables and hooks: import what you need by name")
@@ -317,6 +325,12 @@ class DialectScan:
                     self._dialect(ast.Constant(value=None, lineno=line), f"native source calling {tokens}", why, fix)
 
 
+# Modules judged by the names used: these parts read a signature or a version and reach nothing.
+_PARTLY = {
+    "inspect": frozenset({"signature", "Signature", "Parameter", "isclass", "isfunction", "ismethod", "isroutine",
+                          "iscoroutinefunction", "isabstract", "getfullargspec"}),
+    "importlib": frozenset({"metadata"}),
+}
 # Builtins that take or run names and code: handed around as values they are called unseen.
 _VALUE_BUILTINS = frozenset(_NAME_TAKERS) | frozenset(_BUILTINS)
 # Modules other modules re-export (`torch.sys`, `os.sys`, `numpy.ctypeslib`'s ctypes): reached
