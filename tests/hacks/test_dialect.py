@@ -86,6 +86,7 @@ REFUSED = {
     "inspect by a literal getattr": "import inspect\nS = getattr(inspect, 'stack')\n",
     "inspect handed around": "import inspect\nM = [inspect]\n",
     "from inspect import stack": "from inspect import stack\n",
+    "sys re-exported by an allowed part": "import importlib.metadata\nM = importlib.metadata.sys.modules\n",
     "from sys import modules": "from sys import modules\n",
     "sys._getframe by getattr literal": "import sys\nf = getattr(sys, '_getframe')(0)\n",
     "sys.setprofile": "import sys\nsys.setprofile(None)\n",
