@@ -30,14 +30,14 @@ th{background:#f3f3f3}
 table.sortable th{cursor:pointer;user-select:none}
 td:first-child,th:first-child{text-align:left}
 .name,.ci,.num{white-space:nowrap}
-td.name{text-align:left}
+td.name,.left{text-align:left}
 .passed{background:#e6f7e6}.hack_detected{background:#fde2e2}
 .incorrect,.compile_error,.runtime_error,.timeout,.no_kernel,.failed{background:#fff4e0}
 .pending,.running{background:#eef2f7}
 code{font-size:.9em}
 .note{background:#fff8d6;border:1px solid #e8d48a;padding:.4em .7em}
 .err{max-width:40em;max-height:6em;overflow:auto;text-align:left;white-space:pre-wrap;font-family:monospace;font-size:.85em}
-th.name{text-align:left}
+th.name,th.left{text-align:left}
 table.matrix th.model{vertical-align:bottom;text-align:left;font-weight:normal;padding:.3em .15em}
 .vname{writing-mode:vertical-rl;transform:rotate(180deg);white-space:normal}
 .vname span{white-space:nowrap}
@@ -171,7 +171,7 @@ def _kernel_section(board: Leaderboard, kernel: KernelEntry, by_model: dict[str,
     headline = f"{len(passed)} of {len(kernel.cells)} samples passed" + (
         f"; fastest x{fmt_speedup(best.speedup)} by {best.model}" if best and best.speedup else "")
     table = _table(f"t-{anchor}", ["model", "sample", "verdict", "speedup", "hacks", "flags", "error", "files"], rows,
-                   classes={"model": "name", "speedup": "num"})
+                   classes={"model": "name", "speedup": "num"} | {c: "left" for c in ("verdict", "hacks", "flags", "error", "files")})
     return (f'<details id="{anchor}"><summary><b class="name">{escape(kernel.suite)}/{escape(kernel.task)}</b> '
             f'<span class="name">{escape(headline)}</span></summary><div class="scroll">{table}</div></details>')
 
