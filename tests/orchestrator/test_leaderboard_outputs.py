@@ -227,6 +227,16 @@ def test_html_export_is_a_page_a_reader_can_scan(big: Path, board_json: dict) ->
     assert f"${top['dollars_per_solved']:.2f}" in summary or f"${top['dollars_per_solved']:.4f}" in summary
 
 
+def test_compare_and_the_kernel_lists_sort_tasks_as_people_read_them(big: Path) -> None:
+    from orchestrator.index import load_index
+    from orchestrator.leaderboard import build_leaderboard, compare_models
+
+    index = load_index(big)
+    tasks = [t["task"] for t in compare_models(index, "model-00", "model-01", resamples=0).tasks]
+    assert tasks.index("level1_2_tall_skinny_matmul") < tasks.index("level1_10_qk_softmax") < tasks.index("level2_1_gemm_bias_relu")
+    assert [k.task for k in build_leaderboard(index, resamples=0).kernels] == tasks
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_html_export_at_1440_wide_is_a_few_screens_tall(big: Path, tmp_path: Path) -> None:
