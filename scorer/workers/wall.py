@@ -20,8 +20,9 @@ Before anything of the task or the kernel exists, the kernel worker:
   where that cannot be done the worker keeps uid 0 with every capability dropped, and says so;
 - sets no_new_privs and loads a seccomp filter (libseccomp through `pyseccomp`) that refuses
   ptrace, cross-process memory access, kernel keyrings, BPF, perf events, mounts, namespaces (in
-  clone's flags too; clone3, whose flags it cannot read, answers ENOSYS), Unix sockets (a socket
-  file is reachable through a read-only mount) and module loading.
+  clone's flags too; clone3, whose flags it cannot read, answers ENOSYS) and module loading;
+- covers the folders where the host's Unix sockets live (/run, the judge's freeze servers in the
+  lock folder): a socket file is connectable through a read-only mount.
 
 What stays reachable and why: the GPU device nodes (the kernel must run on the GPU), its own
 folder, the GPU lock files (the kernel worker takes the shared side itself), and the channel fds to
@@ -38,7 +39,6 @@ import ctypes
 import errno
 import os
 import signal
-import socket
 import stat
 import sys
 from dataclasses import dataclass
@@ -61,6 +61,8 @@ _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
 # Uids of walled kernels: one per worker (the waiting parent's pid added), far from real users.
 UID_BASE = 200_000
+FREEZERS = "freezers"  # scorer/gpu/freeze.py's sockets, in the lock folder
+SOCKET_FOLDERS = ("/run", "/var/run")
 # Refused with EPERM inside the wall: reaching other processes (ptrace, their memory, their fds),
 # the kernel's own facilities a sandboxed process never needs, and re-arranging its own namespaces.
 DENIED_SYSCALLS = (
@@ -261,8 +263,28 @@ def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
     elif locks == folder:
         lock_files = [str(p) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
     _cover(folder, 0o1777, own, kept, lock_files)
+    # The lock folder's freeze servers (sockets open to every uid: a judge of any user asks them)
+    # are not the kernel's to ask: a socket file is connectable through a read-only mount.
+    freezers = os.path.join(locks, FREEZERS)
+    if locks in kept and os.path.isdir(freezers):
+        _mount("tmpfs", freezers, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
     os.chdir(own)
     return folder
+
+
+def _cover_sockets(reach: list[str]) -> list[str]:
+    """Covers /run (the host's daemons' sockets: a session bus, docker's, a database's, the user's
+    systemd) with an empty tmpfs, binding back only the GPU driver's entries, read-only. Not where
+    something the worker needs lies below it. Returns the folders covered."""
+    covered = []
+    for folder in dict.fromkeys(os.path.realpath(p) for p in SOCKET_FOLDERS if os.path.isdir(p)):
+        if any(r == folder or _inside(r, folder) for r in reach):
+            continue
+        driver = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("nvidia")]
+        _cover(folder, 0o755, None, [d for d in driver if os.path.isdir(d)],
+               [d for d in driver if not os.path.isdir(d)])
+        covered.append(folder)
+    return covered
 
 
 def _closed_ancestor(path: str) -> str | None:
@@ -427,10 +449,6 @@ def _seccomp_filter() -> tuple[Any, str]:
         # clone's flags are its first argument on x86_64 and aarch64 (s390 swaps the first two).
         for flag in _CLONE_NEW_FLAGS:
             filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
-        # A Unix socket file is connectable through a read-only mount: the judge's freeze servers
-        # (0666, in the lock folder bound into the wall), a session bus, docker's. The kernel
-        # worker connects to none; socketpair (made, not reached) stays.
-        filt.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.EQ, socket.AF_UNIX))
         try:
             filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         except (RuntimeError, ValueError, OSError):
@@ -504,6 +522,11 @@ def enter(workdir: Path, read_only: list[str], keep: tuple[int, ...] | None = No
                 os.chdir(workdir)  # through the new mounts, not the covered folder's old entry
             except OSError as exc:
                 problems.append(f"opening the way to the interpreter refused: {exc.strerror}")
+        try:
+            notes["sockets_covered"] = _cover_sockets([str(workdir), hide, os.environ.get("KERNELARENA_GPU_LOCK_DIR", ""),
+                                                       *read_only, *sys.path, *_prefixes()])
+        except OSError as exc:
+            problems.append(f"covering /run refused: {exc.strerror}")
         try:
             _private_dev()
         except OSError as exc:

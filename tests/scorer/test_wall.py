@@ -171,41 +171,57 @@ def test_clone_gets_no_namespace_and_threads_and_processes_still_start(tmp_path:
     assert seen["torch"] == 256.0 ** 3
 
 
-def test_a_unix_socket_of_the_host_is_out_of_reach(tmp_path: Path) -> None:
-    """A socket file is connectable through a read-only mount (the judge's freeze servers are 0666,
-    in the lock folder bound into the wall): behind the wall no Unix socket can be made to reach it;
-    socketpair still works."""
-    folder = Path(tempfile.mkdtemp(prefix="kernelarena-wall-socket-", dir="/var/tmp"))
-    os.chmod(folder, 0o755)
-    path = str(folder / "listener.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    listener.bind(path)
+def _listener(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
     os.chmod(path, 0o777)
+    sock.settimeout(0.2)
+    return sock
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a socket in /run")
+def test_the_hosts_unix_sockets_are_out_of_reach(tmp_path: Path) -> None:
+    """A socket file is connectable through a read-only mount: /run (a session bus, docker's, a
+    database's) and the judge's freeze servers (0666, in the lock folder bound into the wall) are
+    covered; socketpair still works."""
+    run = Path(tempfile.mkdtemp(prefix="kernelarena-wall-socket-", dir="/run"))
+    os.chmod(run, 0o755)
+    locks = tmp_path / "kernelarena-locks"
+    (locks / wall.FREEZERS).mkdir(parents=True)
+    (locks / "kernelarena-gpu.lock").write_text("")
+    targets = {"run": run / "daemon.sock", "freezer": locks / wall.FREEZERS / "judge.sock"}
+    listeners = {name: _listener(path) for name, path in targets.items()}
 
     def probe() -> dict:
         out: dict = {}
-        try:
-            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"from behind the wall", path)
-            out["sent"] = "sent"
-        except OSError as exc:
-            out["sent"] = exc.strerror
+        for name, path in targets.items():
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"from behind the wall", str(path))
+                out[name] = "sent"
+            except OSError as exc:
+                out[name] = exc.strerror
         a, b = socket.socketpair()
         a.sendall(b"ok")
         out["pair"] = b.recv(2).decode()
+        out["lock_file"] = (locks / "kernelarena-gpu.lock").exists()
         return out
 
     try:
-        seen = _in_wall(tmp_path, probe)
-        listener.settimeout(0.2)
-        try:
-            got = listener.recv(100)
-        except TimeoutError:
-            got = b""
+        seen = _in_wall(tmp_path, probe, env={**os.environ, "KERNELARENA_GPU_LOCK_DIR": str(locks)})
+        got = {}
+        for name, sock in listeners.items():
+            try:
+                got[name] = sock.recv(100)
+            except TimeoutError:
+                got[name] = b""
     finally:
-        listener.close()
-        shutil.rmtree(folder, ignore_errors=True)
-    assert seen["sent"] == "Operation not permitted" and got == b"", (seen, got)
-    assert seen["pair"] == "ok"
+        for sock in listeners.values():
+            sock.close()
+        shutil.rmtree(run, ignore_errors=True)
+    assert seen["run"] != "sent" and seen["freezer"] != "sent", seen
+    assert got == {"run": b"", "freezer": b""}, got
+    assert seen["pair"] == "ok" and seen["lock_file"] is True, seen
+    assert "/run" in seen["notes"]["sockets_covered"]
 
 
 def test_nothing_the_kernel_started_outlives_it(tmp_path: Path) -> None:
