@@ -72,6 +72,8 @@ def _board(page: object, base_url: str, sweep: str = "big", fresh: bool = False)
     if fresh:
         page.goto("about:blank")  # type: ignore[attr-defined]
     page.goto(f"{base_url}/#/board/{sweep}/kernelbench")  # type: ignore[attr-defined]
+    # a hash route renders in place: wait for this board, not the page that was there
+    page.wait_for_function("s => document.title.startsWith(`kernelbench · ${s} ·`)", arg=sweep)  # type: ignore[attr-defined]
     page.wait_for_selector("#leaderboard tbody tr")  # type: ignore[attr-defined]
 
 
@@ -273,6 +275,8 @@ def test_plots_tell_14_models_apart_with_fitting_axes(page: object, base_url: st
         for i in range(14):
             e = entries.nth(i).bounding_box()
             assert box["y"] <= e["y"] and e["y"] + e["height"] <= box["y"] + box["height"] + 1
+        # a legend taller than its plot scrolls (Plotly draws a scrollbar) and hides models
+        assert cost.locator(".legend .scrollbar").evaluate_all("bs => bs.every(b => b.getBoundingClientRect().height === 0)")
         looks = cost.locator(".legend .traces .legendpoints path").evaluate_all(
             "ps => ps.map(p => p.style.fill + '|' + p.getAttribute('d'))")
         assert len(set(looks)) == 14

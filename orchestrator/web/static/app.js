@@ -530,10 +530,9 @@ async function drawPlots(token, sweep, suite) {
       marker: { size: 4, color: style[m].color, symbol: style[m].symbol }, line: { color: style[m].color },
       hovertemplate: `${esc(m)}<br>×%{y:.3g}<extra></extra>` })),
     layout("Speedup of correct kernels, per model", { yaxis: { type: "log", range: [Math.log10(lo), Math.log10(hi)], tickvals: ticks,
-      ticktext: ticks.map((v) => speed(v, 1) + "×"), title: { text: "speedup (log)" }, zeroline: false },
+      ticktext: ticks.map((v) => speed(v, 1) + "×"), title: { text: narrow ? "speedup (log)" : "speedup (log; dashed: 1× = baseline)" }, zeroline: false },
     xaxis: tilted, showlegend: false,
-    shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 1, y1: 1, line: { color: "#1d2330", width: 1, dash: "dash" } }],
-    annotations: [{ xref: "paper", x: 1, y: 0, yref: "y", text: "1× = the baseline", showarrow: false, xanchor: "right", yanchor: "bottom", font: { size: 11, color: "#5f6b7a" } }] }));
+    shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 1, y1: 1, line: { color: "#1d2330", width: 1, dash: "dash" } }] }));
   } else emptyPlot(sp, "No correct kernel yet: nothing to plot.");
   const cost = document.getElementById("plot-cost");
   const rows = data.cost.filter((r) => r.finished);
@@ -542,7 +541,8 @@ async function drawPlots(token, sweep, suite) {
     const xs = rows.map((r) => r.dollars), span = Math.max(...xs) - Math.min(...xs);
     const pad = span > 0 ? span * 0.08 : Math.max(Math.abs(xs[0]) * 0.05, 0.01);
     const legend = narrow ? { orientation: "h", y: -0.3, yanchor: "top", x: 0, font: { size: 10 } } : { font: { size: 11 }, y: 1, yanchor: "top" };
-    const height = narrow ? 380 + 22 * Math.ceil(rows.length / 2) : Math.max(380, 90 + 21 * rows.length);
+    // tall enough for every legend entry (a legend that scrolls hides models)
+    const height = narrow ? 380 + 22 * Math.ceil(rows.length / 2) : Math.max(380, 150 + 21 * rows.length);
     drawPlot(cost, rows.map((r) => ({ type: "scatter", mode: "markers", name: short(r.model), x: [r.dollars], y: [r.pass_at_1],
       marker: { size: 11, color: style[r.model].color, symbol: style[r.model].symbol, line: { width: 1, color: "#fff" } },
       hovertemplate: `${esc(r.model)}<br>${money(r.dollars)} spent<br>pass@1 %{y:.2f}<extra></extra>` })),
@@ -744,12 +744,14 @@ async function pageCompare(token, sweep, suite) {
   const fig = (label, f) => `<tr><th class="left">${label}</th><td>${f(d.a)}</td><td>${f(d.b)}</td></tr>`;
   const answer = d.p_a_above === null ? "No bootstrap (served with --bootstrap 0, or a model has no finished trial)."
     : `score difference ${speed(d.score_diff)} (95% CI ${ci(d.score_diff_ci)}); ${esc(a)} ranks above ${esc(b)} in ${(100 * d.p_a_above).toFixed(1)}% of the paired resamples`
-      + (d.p_a_above >= 0.95 || d.p_a_above <= 0.05 ? " — a clear difference." : " — not clearly separated by these tasks.");
+      + (d.p_a_above >= 0.95 || d.p_a_above <= 0.05 ? " — a clear difference." : " — not clearly separated by these tasks.")
+      // the board's shared rank asks more: the two score intervals must not overlap at all
+      + (d.a.rank !== null && d.a.rank === d.b.rank ? ` Both share rank ${d.a.rank} on the board: their score intervals overlap.` : "");
   const cellsHtml = (cells) => cells.map((c) => `${badge(c.state, c.verdict)}${c.verdict === "passed" && c.speedup !== null ? `<span class="sp">×${speed(c.speedup)}</span>` : ""}`).join(" ") || "–";
   const rows = d.tasks.slice().sort((x, y) => natural.compare(x.task, y.task)).map((t) => {
     const ba = t.best[a], bb = t.best[b];
     const win = ba !== null && bb !== null ? (ba > bb ? "a" : bb > ba ? "b" : "") : ba !== null ? "a" : bb !== null ? "b" : "";
-    return `<tr data-task="${esc(t.task)}" data-key="t:${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}">${esc(t.task)}</a></th>
+    return `<tr data-task="${esc(t.task)}" data-key="t:${esc(t.task)}"><th class="left task" data-v="${esc(t.task)}"><a href="${kernelHref(sweep, t.suite, t.task)}" title="${esc(t.task)}">${esc(t.task)}</a></th>
       <td class="left ${win === "a" ? "win" : ""}" data-v="${ba ?? ""}">${cellsHtml(t[a])}</td><td class="left ${win === "b" ? "win" : ""}" data-v="${bb ?? ""}">${cellsHtml(t[b])}</td>
       <td data-v="${ba !== null && bb !== null ? ba / bb : ""}">${ba !== null && bb !== null ? speed(ba / bb) : "–"}</td></tr>`;
   }).join("");
