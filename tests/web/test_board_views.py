@@ -417,8 +417,9 @@ def test_a_bad_address_says_what_exists_and_errors_hide_the_servers_folders(page
         assert str(root) not in text and "/tmp" not in text, text
     assert "sweeps: big, ties" in page.request.get(f"{base_url}/api/board/nope/kernelbench").json()["error"]
     page.goto(f"{base_url}/#/board/nope/kernelbench")
-    page.wait_for_selector("#not-found")
+    page.wait_for_selector("#not-found #boards a")
     assert "sweeps: big, ties" in page.inner_text("#not-found") and str(root) not in page.inner_text("#not-found")
+    assert "ties / kernelbench" in page.locator("#boards a").all_inner_texts()
 
 
 def test_numbers_read_as_the_exports_write_them(page: object, base_url: str, root: Path) -> None:

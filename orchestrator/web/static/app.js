@@ -85,7 +85,15 @@ function notFound(what) {
   setTitle("Not found");
   setCrumbs([{ text: "Leaderboards", href: "#/" }, { text: "not found" }]);
   setView(`<div class="card notfound" id="not-found"><h1>Not found</h1><p>${esc(what)}</p>
-    <p><a href="#/" id="back-home">← back to the leaderboards</a></p></div>`);
+    <p><a href="#/" id="back-home">← back to the leaderboards</a></p><div id="boards-here"></div></div>`);
+  // what there is instead: every board, as a link
+  const token = renderToken;
+  api("/api/sweeps").then((data) => {
+    const el = document.getElementById("boards-here");
+    if (!el || token !== renderToken) return;
+    const links = data.sweeps.flatMap((s) => s.suites.map((su) => `<li><a href="${boardHref(s.id, su.suite)}">${esc(s.id)} / ${esc(su.suite)}</a></li>`));
+    el.innerHTML = `<h2>Boards</h2><ul id="boards">${links.join("") || "<li>no sweeps yet</li>"}</ul>`;
+  }).catch(() => {});
 }
 function fail(err) {
   if (err && err.status === 404) return notFound(err.message);
@@ -253,7 +261,7 @@ async function pageHome(token) {
   }
   setView(`<div class="pagehead"><div><h1>Leaderboards</h1>
       <div class="muted">One board per sweep and suite, labelled with the hardware that scored it and the agent harness.</div></div></div>
-    <div class="card"><div class="tablewrap"><table class="grid sortable" id="sweeps"><thead><tr>
+    <div class="card"><div class="tablewrap"><table class="grid sortable sticky1" id="sweeps"><thead><tr>
       <th class="left">suite</th><th class="left">hardware</th><th class="left">harness</th><th class="left">sweep</th><th class="left" title="The models at rank 1: their score intervals overlap, so the board cannot tell them apart">rank 1</th>
       <th data-type="num">models</th><th data-type="num">trials</th><th data-type="num">finished</th><th data-type="num">updated</th>
     </tr></thead><tbody>${rows.join("")}</tbody></table></div></div>`);
