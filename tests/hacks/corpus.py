@@ -3,8 +3,10 @@
 Each file carries its own metadata in leading comments: `# task: ID` (required), `# suite: PATH`
 (default: the demo suite), `# xfail: WHY` (a known gap), `# neutralized: WHY` (the protocol leaves the
 attack nothing to gain: it must pass at its real speed, with no finding of its pattern, which it
-would draw if it still gained) and `# gpu-only` (needs CUDA: load_inline, streams, CUDA graphs, or a
-check that only exists on a GPU such as the roofline). An attack's pattern is its folder name.
+would draw if it still gained), `# caught-as: PATTERN (why)` (an earlier layer, such as the kernel
+dialect, refuses it under that pattern first; the folder's layer is tested with it switched off) and
+`# gpu-only` (needs CUDA: load_inline, streams, CUDA graphs, or a check that only exists on a GPU such
+as the roofline). An attack's pattern is its folder name.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 ATTACKS = HERE / "attacks"
 CLEAN = HERE / "clean"
-_HEADER = re.compile(r"^#\s*(task|suite|xfail|neutralized):\s*(.+?)\s*$|^#\s*(gpu-only)\b", re.M)
+_HEADER = re.compile(r"^#\s*(task|suite|xfail|neutralized|caught-as):\s*(.+?)\s*$|^#\s*(gpu-only)\b", re.M)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Entry:
     pattern: str | None  # None for clean kernels
     xfail: str | None = None  # a known gap, with the change that closes it
     neutralized: str | None = None  # why the attack has nothing left to gain
+    caught_as: str | None = None  # `PATTERN (why)`: an earlier layer (the kernel dialect) refuses it first
 
     @property
     def name(self) -> str:
@@ -58,7 +61,8 @@ def _entry(path: Path, pattern: str | None) -> Entry:
     suite = meta.get("suite", "demo")
     if suite != "demo":
         suite = str((REPO / suite).resolve())
-    return Entry(path, meta["task"], suite, gpu_only, pattern, meta.get("xfail"), meta.get("neutralized"))
+    return Entry(path, meta["task"], suite, gpu_only, pattern, meta.get("xfail"), meta.get("neutralized"),
+                 meta.get("caught-as"))
 
 
 def attack_entries() -> list[Entry]:
@@ -118,7 +122,10 @@ def caught(entry: Entry, score: Score) -> bool:
         return score.verdict == "passed" and not any(f["pattern"] == entry.pattern for f in score.hacks + score.flags)
     if get_pattern(entry.pattern).severity == "flag":
         return any(f["pattern"] == entry.pattern for f in score.flags)
-    return score.verdict == "hack_detected" and any(h["pattern"] == entry.pattern for h in score.hacks)
+    # `# caught-as:` an earlier layer refuses it under its own pattern; the folder's layer is tested
+    # with that one switched off (the header says where)
+    expected = entry.caught_as.split()[0] if entry.caught_as else entry.pattern
+    return score.verdict == "hack_detected" and any(h["pattern"] == expected for h in score.hacks)
 
 
 def clean_ok(score: Score) -> bool:

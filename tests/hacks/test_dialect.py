@@ -136,6 +136,13 @@ REFUSED = {
     "an internal spelled as a literal": "def f(g):\n    return getattr(g, '__globals__')\n",
     "a frame spelled as a literal": "def f(fr):\n    return getattr(fr, 'f_back', None)\n",
     "attrgetter of an internal": "import operator\nG = operator.attrgetter('__code__.co_consts')\n",
+    "native source decoded": "import base64\nfrom torch.utils.cpp_extension import load_inline\n"
+                             "def _src():\n    return base64.b64decode('I2luY2x1ZGU=').decode()\n"
+                             "E = load_inline('e', cpp_sources=[_src()])\n",
+    "native source from character codes": "from torch.utils.cpp_extension import load_inline\n"
+                                           "S = ''.join(map(chr, [35, 105]))\nE = load_inline('e', S)\n",
+    "native source reversed": "from torch.utils.cpp_extension import load_inline\nS = '>h.noisnetxe<'\n"
+                              "E = load_inline('e', cpp_sources=S[::-1])\n",
     "C++ PySys_": 'S = r"""#include <torch/extension.h>\nvoid f() { PySys_SetObject("x", 0); }"""\n',
     "C++ py::module_::import": 'S = r"""#include <torch/extension.h>\nvoid f() { py::module_::import("sys"); }"""\n',
     "C++ PyEval_SetProfile": 'S = r"""#include <torch/extension.h>\nvoid f() { PyEval_SetProfile(0, 0); }"""\n',
@@ -182,6 +189,14 @@ HONEST = {
     "a main block that uses sys": "if __name__ == '__main__':\n    import sys, inspect\n    sys.exit(0)\n",
     "locally defined eval": "def eval(x):\n    return x\ny = eval(2)\n",
     "open for reading": "def f():\n    return open('/tmp/x.py').read()\n",  # harness-introspection's, not ours
+    "native source from a template": '''from torch.utils.cpp_extension import load_inline
+TEMPLATE = "#include <torch/extension.h>\\n__global__ void k(float* y) { y[0] = BLOCK; }\\n"
+def _bindings(name):
+    return f'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("{name}", &{name}); }}'
+def build(block):
+    src = TEMPLATE.replace("BLOCK", str(block)) + "\\n".join(["// a", "// b"])
+    return load_inline("k%d" % block, cpp_sources=[src, _bindings("run")], cuda_sources=f"// {block}")
+''',
     "honest load_inline": '''from torch.utils.cpp_extension import load_inline
 CUDA = r"""
 #include <torch/extension.h>

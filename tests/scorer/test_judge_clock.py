@@ -156,10 +156,13 @@ def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
     from scorer.judge.session import ScoringSession
     from scorer.tasks.suites import load_suite
 
+    from scorer.checks import static as static_checks
     from scorer.judge.rulings import judge_clock
 
     monkeypatch.setattr(scoring, "clock_findings", lambda *a, **k: [])
     monkeypatch.setattr(judge_clock, "clock_findings", lambda *a, **k: [])
+    # The kernel dialect refuses its decoded C++ source before it runs; this is the clock's test.
+    monkeypatch.setattr(static_checks, "analyze_source", lambda *a, **k: [])
     root = Path(__file__).resolve().parents[2]
     kernel = root / "tests" / "hacks" / "attacks" / "timer-patching" / "native_got_interposer.py"
     with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=5)) as session:

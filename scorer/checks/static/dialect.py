@@ -95,6 +95,10 @@ _FORMAT_REACH = re.compile(r"\{[\w\[\]]*[.\[](?:__\w+__|f_\w+|gi_\w+|cr_\w+|tb_\
 # Files a module can be imported from: written by the kernel, they carry code no checker reads.
 _CODE_FILE = re.compile(r"\.(?:py|pyc|pyw|so|pth|pyd)$")
 
+# Calls that turn unreadable data into text: decoders, decompressors, character codes.
+_DECODERS = frozenset({"decode", "fromhex", "translate", "b64decode", "b85decode", "a85decode", "b32decode",
+                       "b16decode", "urlsafe_b64decode", "standard_b64decode", "unhexlify", "a2b_base64", "a2b_hex",
+                       "decompress", "chr", "bytes", "bytearray", "frombuffer", "loads", "reversed"})
 # Native sources (load_inline strings): the C API reaching the interpreter, and libc's descriptor,
 # process and syscall plumbing. A call, not a member (`x.clone()`, `std::` are not libc's).
 _NATIVE = (
@@ -310,7 +314,51 @@ class DialectScan:
                             self._assignments.setdefault(t.id, []).append(node.value)
         return self._assignments.get(name, [])
 
+    def _scan_unreadable_native(self) -> None:
+        """load_inline's sources are text a reader can read: literals, names bound to them, templates
+        filled in (f-strings, format, replace, join), local functions returning such. Text decoded,
+        decompressed, reversed or built from character codes hides the native code from every scan."""
+        for call in ast.walk(self.tree):
+            if not isinstance(call, ast.Call):
+                continue
+            name = self.resolve(call.func) or ""
+            if name.rsplit(".", 1)[-1] not in ("load_inline", "load_cpp_inline"):
+                continue
+            sources = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
+            seen: set[ast.AST] = set()
+            stack = list(sources)
+            while stack:
+                node = stack.pop()
+                if node in seen:
+                    continue
+                seen.add(node)
+                for sub in ast.walk(node):
+                    hidden = self._hiding(sub)
+                    if hidden:
+                        self._dialect(call, f"native source built by {hidden}", "the extension's code is not in "
+                                      "kernel.py as text, so no scan reads it", "write the C++/CUDA source as a string "
+                                      "literal (templates filled in with format/replace are fine)")
+                        stack.clear()
+                        break
+                    if isinstance(sub, ast.Name):
+                        stack.extend(self._assigned(sub.id))
+                    elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                        stack.extend(f.node for f in self.mod.funcs if f.name == sub.func.id)
+
+    def _hiding(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.step is not None:
+            return "a stepped slice (text reversed or interleaved)"
+        if isinstance(node, ast.Call):
+            func = node.func
+            leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if leaf in _DECODERS and not (isinstance(func, ast.Name) and self._shadowed(leaf)):
+                return f"{self.resolve(func) or leaf}()"
+        if isinstance(node, ast.Name) and node.id in _DECODERS and not self._shadowed(node.id):
+            return node.id  # map(chr, codes)
+        return None
+
     def _scan_native_dialect(self) -> None:
+        self._scan_unreadable_native()
         native = self.native_source_nodes()
         for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
