@@ -60,6 +60,15 @@ from scripts.gpu_results import commit_here, real_selected, record_from_run, val
 DEFAULT_PEAKS = {"bytes_s": 4.3e12, "bf16": 790e12, "tf32": 495e12, "fp32": 67e12, "fp8": 1580e12}
 
 
+# One device call (10 minutes with the machine's start): every part the record needs, the suites at
+# a sweep's default concurrency (8), each part in a budget of its own that sums within the call.
+PRESETS: dict[str, dict[str, object]] = {
+    "check": {"parts": "suites,attacks,clean,real,busy,dobench", "workers": 8, "budget_s": 500.0,
+              "part_budgets": "suites=185,attacks=75,clean=55,real=60,busy=60,dobench=55",
+              "busy_tasks": "swish,softmax,row_sum,add_rmsnorm"},
+}
+
+
 @dataclass
 class Budget:
     deadline: float
@@ -533,15 +542,25 @@ def main() -> None:
     parser.add_argument("--busy-tasks", default="", help="busy part: comma list of task ids (default: every "
                         "demo and kernelbench reference solution)")
     parser.add_argument("--budget-s", type=float, default=560.0, help="start no new work after this many seconds")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                        help="check: everything the GPU record needs in one device call, each part in its own time budget")
+    parser.add_argument("--part-budgets", default="", help="part=seconds,...: a part starts no new work past its own "
+                        "budget, so a slow part cannot starve the ones after it")
     args = parser.parse_args()
+    if args.preset:
+        for key, value in PRESETS[args.preset].items():
+            setattr(args, key, value)
+    part_budgets = {k: float(v) for k, v in (item.split("=") for item in args.part_budgets.split(",") if item)}
     args.out.mkdir(parents=True, exist_ok=True)
-    budget = Budget(time.monotonic() + args.budget_s)
+    overall = Budget(time.monotonic() + args.budget_s)
     peaks = dict(DEFAULT_PEAKS)
     report: list[str] = [_fork_preflight(args.device)]
     print(report[0], flush=True)
     parts_seconds: dict[str, float] = {}
     for part in args.parts.split(","):
         t0 = time.perf_counter()
+        own = part_budgets.get(part)
+        budget = overall if own is None else Budget(min(overall.deadline, time.monotonic() + own))
         try:
             if part == "ceilings":
                 lines, peaks = part_ceilings(args.out, args.device)

@@ -38,12 +38,15 @@ def hacks(
                                for p in selected], indent=2))
         return
     table = Table(show_lines=True)
-    for column in ("id", "category", "severity", "checks", "record", "description", "detection"):
+    for column in ("id", "category", "severity", "checks", "established by", "record", "description", "detection"):
         table.add_column(column, overflow="fold")
     for p in selected:
-        table.add_row(p.id, p.category, p.severity, "+".join(p.checks), _record_text(record.get(p.id)),
+        table.add_row(p.id, p.category, p.severity, "+".join(p.checks), "+".join(p.layers), _record_text(record.get(p.id)),
                       escape(p.description), escape(p.detection))
     Console(width=220).print(table)
+    typer.echo("established by: judge (the judge or the reference worker, from data they check), outside (read "
+               "from /proc, outside the kernel's process), static (the source), in-process (scorer code beside the "
+               "kernel: raises an attack's cost, never the only layer) - docs/SCORER.md, 'Who establishes each fact'")
     if record:
         typer.echo("record: attacks caught/tried (tests/hacks/attacks); false positives on the clean corpus "
                    "(tests/hacks/clean) and on the real corpus's clean and rubric kernels (tests/hacks/real), "

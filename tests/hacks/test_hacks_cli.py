@@ -58,5 +58,18 @@ def test_static_false_positives_are_published() -> None:
     assert rows["ghost-kernel"]["record"]["static_false_positives"] == {}  # no static check, no count
     table = _cli("obfuscated-code").stdout
     # the record column, its wrapped lines joined
-    cells = " ".join(line.split("│")[5].strip() for line in table.splitlines() if line.count("│") > 6)
+    cells = " ".join(line.split("│")[6].strip() for line in table.splitlines() if line.count("│") > 7)
     assert "static FP clean 0/" in cells and "suites 0/" in cells and "real 0/" in cells, cells
+
+
+def test_the_catalog_says_who_establishes_each_pattern() -> None:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "hacks", "--json"], capture_output=True, text=True,
+                         check=True).stdout
+    layers = {p["id"]: p["layers"] for p in json.loads(out)}
+    assert layers["protocol-violation"] == ["judge", "outside"]
+    assert "in-process" in layers["baseline-library-call"] and "judge" in layers["identity-kernel"]
+    assert all(layers.values())
