@@ -624,6 +624,10 @@ _ANON_OWN = ("anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[time
              "anon_inode:inotify", "anon_inode:[io_uring]", "anon_inode:sync_file", "anon_inode:dmabuf")
 
 
+# Where a GPU driver starting in the worker (before the kernel loads) opens files of its own.
+_DRIVER_FILES = ("/dev/", "/proc/", "/sys/")
+
+
 def _mount_ids(pid: int) -> set[int]:
     return {int(line.split()[0]) for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines() if line}
 
@@ -690,7 +694,7 @@ def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: s
         kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
         return f"{fd if fd in ('cwd', 'root') else 'fd ' + fd}: a {kind} opened outside the wall ({link})"
     own = allowed.workdir.rstrip(os.sep)
-    if not loaded and fd != "root" and not (link == own or _inside(link, own) or link.startswith("/dev/")):
+    if not loaded and fd != "root" and not (link == own or _inside(link, own) or link.startswith(_DRIVER_FILES)):
         return f"fd {fd}: {link}, outside the worker's folder, before the kernel ran"
     return None
 
