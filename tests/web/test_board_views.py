@@ -199,8 +199,13 @@ def test_no_page_overflows_sideways_on_a_phone(page: object, base_url: str, root
         "#/model/big/kernelbench/model-03": "#model-kernels tbody tr",
         f"#/trial/big/{quote(trial['trial_id'], safe='')}": ".ev[data-type='trial_end']",
         "#/board/ties/kernelbench": "#kernels tbody tr", "#/nowhere": "#not-found",
+        # long model names
+        "#/kernel/ties/kernelbench/level1_1_square_matmul": "details.trial",
+        f"#/model/ties/kernelbench/{quote(LONG.format(i=3), safe='')}": "#model-kernels tbody tr",
+        f"#/compare/ties/kernelbench?a={quote(LONG.format(i=3), safe='')}&b={quote(LONG.format(i=4), safe='')}": "#compare-tasks tbody tr",
     }
     for route, ready in pages.items():
+        page.goto("about:blank")  # a hash route renders in place: wait for this page, not the last
         page.goto(f"{base_url}/{route}")
         page.wait_for_selector(ready)
         _no_sideways_scroll(page)

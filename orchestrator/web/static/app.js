@@ -632,7 +632,7 @@ async function pageKernel(token, sweep, suite, task) {
   const trials = d.trials.slice().sort((a, b) => rank(a.model) - rank(b.model) || a.model.localeCompare(b.model) || a.sample - b.sample);
   const summary = trials.map((t, i) => `<tr data-model="${esc(t.model)}" data-card="${i}" data-key="r:${esc(t.trial_id)}">
       <td data-v="${d.ranks[t.model] ?? ""}">${d.ranks[t.model] ?? "–"}</td>
-      <td class="left model" data-v="${esc(t.model)}"><a href="#card-${i}" class="tocard" data-card="${i}">${esc(t.model)}</a></td><td data-v="${t.sample}">${t.sample}</td>
+      <td class="left model" data-v="${esc(t.model)}"><a href="#card-${i}" class="tocard" data-card="${i}">${nameHtml(t.model, 26)}</a></td><td data-v="${t.sample}">${t.sample}</td>
       <td class="left" data-v="${esc(verdictClass(t.state, t.verdict))}">${badge(t.state, t.verdict)}</td>
       <td data-v="${t.speedup ?? ""}">${t.speedup === null ? "–" : "×" + speed(t.speedup)}${contendedMark(t)}</td>
       <td data-v="${t.kernel_ms ?? ""}">${ms(t.kernel_ms)}</td>
@@ -653,7 +653,7 @@ async function pageKernel(token, sweep, suite, task) {
     const flags = [...new Set(t.flags.map((f) => f.pattern))].map((p) => `<span class="badge v-flag">⚑ ${esc(p)}</span>`).join(" ");
     return `<details class="trial" id="card-${i}" data-key="c:${esc(t.trial_id)}" data-model="${esc(t.model)}" data-trial="${esc(t.trial_id)}"><summary><header>
         <span class="muted">#${d.ranks[t.model] ?? "–"}</span>${badge(t.state, t.verdict)}
-        <b>${esc(t.model)}</b><span class="muted">sample ${t.sample}</span>${flags}<span class="grow"></span>
+        <b>${nameHtml(t.model, 40)}</b><span class="muted">sample ${t.sample}</span>${flags}<span class="grow"></span>
         ${t.speedup !== null ? `<span class="chip">speedup <b>×${speed(t.speedup)}</b></span>${contendedMark(t)}` : ""}
         ${t.kernel_ms !== null && t.kernel_ms !== undefined ? `<span class="chip">kernel <b>${ms(t.kernel_ms)}</b></span>` : ""}
         ${t.roofline_share !== null ? `<span class="chip">roofline <b>${pct(t.roofline_share)}</b></span>` : ""}
