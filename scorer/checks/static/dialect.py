@@ -9,7 +9,7 @@ and the fix. What another pattern already names for its threat is judged there, 
 threads and processes (`os.fork`, `subprocess`, `signal.setitimer`) are thread-injection, reading
 files and the scorer's modules harness-introspection, assignments to library attributes
 timer-patching, and native `dlsym`/`mprotect`/`ptrace` stay with the native tampering rules.
-Measured on the honest corpora (clean, suite solutions, real model output): scripts/dialect_record.py.
+Measured on the honest corpora (clean, suite solutions, real model output): scripts/static_record.py.
 """
 
 from __future__ import annotations
