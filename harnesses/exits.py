@@ -52,10 +52,7 @@ class BudgetExhausted(LoopExit):
         self.kind = kind
         self.limit = limit
         self.used = used
-
-    @property
-    def exit_reason(self) -> str:  # type: ignore[override]
-        return f"budget:{self.kind}"
+        self.exit_reason = f"budget:{kind}"
 
 
 def model_failure(model_id: str, api_key_env: str | None, message: str, credentials: bool) -> ModelFailed:

@@ -23,7 +23,8 @@ def replacing(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+        fh: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+        with fh:
             yield fh
         os.replace(tmp, path)
     except BaseException:

@@ -128,8 +128,10 @@ class SandboxConfig(BaseModel):
 def parse_gpus(text: str) -> Literal["all", "none"] | list[int]:
     """The CLI's --gpus value: all, none, or comma-separated ids ('0,2')."""
     text = text.strip().lower()
-    if text in ("all", "none"):
-        return text  # type: ignore[return-value]
+    if text == "all":
+        return "all"
+    if text == "none":
+        return "none"
     try:
         ids = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import cast
 
 import docker
 import docker.errors
@@ -80,7 +81,7 @@ def prune(sweep: str | None = None, *, include_live: bool = False) -> list[str]:
     `include_live` removes every matching container.
     """
     client = connect()
-    filters = {"label": [f"{MANAGED}=1"] + ([f"{SWEEP}={sweep}"] if sweep else [])}
+    filters: dict[str, str | list[str] | bool] = {"label": [f"{MANAGED}=1"] + ([f"{SWEEP}={sweep}"] if sweep else [])}
     removed: list[str] = []
     try:
         for container in client.containers.list(all=True, filters=filters):
@@ -94,7 +95,8 @@ def prune(sweep: str | None = None, *, include_live: bool = False) -> list[str]:
             except docker.errors.APIError as exc:
                 log.warning("prune_failed", container=container.name, error=short_error(exc))
                 continue
-            removed.append(container.name)
+            # list() inspects every container it returns, so Name is set (the stubs say optional).
+            removed.append(cast(str, container.name))
             log.info("pruned", container=container.name, owner=owner, labels=container.labels)
     finally:
         client.close()

@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar, cast
 
 import docker
 import docker.errors
@@ -194,7 +194,9 @@ class DockerSandbox(Sandbox):
             container = self._client.containers.create(cfg.image, ["bash", "-c", _INIT], **kwargs)
         except docker.errors.APIError as exc:
             raise SandboxError(f"cannot create the sandbox container: {dc.short_error(exc)}") from None
-        self._container_id = container.id
+        # The create call answers with the inspected container, so its Id and Name are set (the
+        # stubs type both as optional because a bare Model may lack them).
+        self._container_id = container_id = cast(str, container.id)
         try:
             container.start()
         except docker.errors.APIError as exc:
@@ -205,12 +207,12 @@ class DockerSandbox(Sandbox):
                     "nvidia-container-toolkit and restart dockerd, or use --gpus none / --backend process"
                 ) from None
             raise SandboxError(f"cannot start the sandbox container: {dc.short_error(exc)}") from None
-        self._oom_file = docker_oom_file(container.id)
-        self._freezer = docker_freezer_dir(container.id)
+        self._oom_file = docker_oom_file(container_id)
+        self._freezer = docker_freezer_dir(container_id)
         if self._freezer is None:
             self.info.not_enforced["freeze"] = ("the container's cgroup is not visible from here: a sweep cannot pause "
                                                 "it while a judge times on its device; the judge only detects its load")
-        self.info.details.update(container=container.name, image=cfg.image,
+        self.info.details.update(container=cast(str, container.name), image=cfg.image,
                                  oom_counter=str(self._oom_file or "inside the container"))
 
     def _create_kwargs(self, image_config: dict[str, Any]) -> dict[str, Any]:
@@ -332,16 +334,17 @@ class DockerSandbox(Sandbox):
 
     # -- commands --------------------------------------------------------------------------
 
-    def _api(self) -> docker.APIClient:
+    def _api(self) -> tuple[docker.APIClient, str]:
+        """The API client and the running container's id."""
         if self._closed or self._client is None or self._container_id is None:
             raise SandboxError("the sandbox is not running (never started, or already closed)")
-        return self._client.api
+        return self._client.api, self._container_id
 
     def _new_exec(self, argv: list[str], env: dict[str, str] | None, cwd: str | None,
                   stdin: bytes | None = None) -> _Exec:
-        api = self._api()
+        api, container_id = self._api()
         try:
-            job = _Exec(api, self._container_id, argv, env=env,  # type: ignore[arg-type]
+            job = _Exec(api, container_id, argv, env=env,
                         workdir=self.resolve(cwd) if cwd else None, stdin=stdin)
             job.start()
         except docker.errors.NotFound:
@@ -411,11 +414,11 @@ class DockerSandbox(Sandbox):
     async def _reset_processes(self, wait_s: float = 5) -> None:
         """SIGKILL everything but PID 1 and its keeper; waits until it is done."""
         def reset() -> None:
-            api = self._api()
-            api.kill(self._container_id, signal="SIGUSR1")
+            api, container_id = self._api()
+            api.kill(container_id, signal="SIGUSR1")
             deadline = time.monotonic() + wait_s
             while time.monotonic() < deadline:
-                if len(api.top(self._container_id).get("Processes") or []) <= 2:
+                if len(api.top(container_id).get("Processes") or []) <= 2:
                     return
                 time.sleep(0.05)
             log.warning("sandbox_reset_incomplete", container=self._container_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import lru_cache
 
@@ -14,16 +14,18 @@ from sandbox.config import SandboxConfig
 
 log = get_logger("kernelarena.sandbox")
 
-BACKENDS: Registry[type[Sandbox]] = Registry("sandbox", group="kernelarena.sandboxes")
+# A backend is anything that makes an unstarted sandbox from its config (in practice its class).
+SandboxBackend = Callable[[SandboxConfig], Sandbox]
+BACKENDS: Registry[SandboxBackend] = Registry("sandbox", group="kernelarena.sandboxes")
 
 
-def _docker() -> type[Sandbox]:
+def _docker() -> SandboxBackend:
     from sandbox.docker_sandbox import DockerSandbox
 
     return DockerSandbox
 
 
-def _process() -> type[Sandbox]:
+def _process() -> SandboxBackend:
     from sandbox.process_sandbox import ProcessSandbox
 
     return ProcessSandbox
@@ -51,7 +53,7 @@ def resolve_backend(backend: str) -> str:
 
 def create_sandbox(cfg: SandboxConfig) -> Sandbox:
     """An unstarted sandbox; prefer `open_sandbox`, which also guarantees `close()`."""
-    return BACKENDS.get(resolve_backend(cfg.backend))(cfg)  # type: ignore[call-arg]
+    return BACKENDS.get(resolve_backend(cfg.backend))(cfg)
 
 
 @asynccontextmanager

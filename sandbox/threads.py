@@ -7,6 +7,7 @@ executor (a handful of threads) a few long commands would stall every other sand
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from typing import Callable, TypeVar
 
@@ -17,24 +18,23 @@ def run_on_thread(fn: Callable[[], T], name: str = "kernelarena-sandbox") -> asy
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
+    def succeed(result: T) -> None:
+        if not future.done():
+            future.set_result(result)
+
+    def fail(error: BaseException) -> None:
+        if not future.done():
             future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
 
     def body() -> None:
         try:
             result = fn()
         except BaseException as exc:  # handed to the awaiting task, not swallowed
-            error: BaseException | None = exc
-            result = None
+            settle = functools.partial(fail, exc)
         else:
-            error = None
+            settle = functools.partial(succeed, result)
         try:
-            loop.call_soon_threadsafe(settle, result, error)
+            loop.call_soon_threadsafe(settle)
         except RuntimeError:
             pass  # the loop closed while we ran (interpreter shutdown); nobody awaits
 

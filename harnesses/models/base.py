@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RetryCallback = Callable[[dict[str, Any]], None]
+# Whatever the callback returns is ignored (the trial passes Transcript.event, which returns the record).
+RetryCallback = Callable[[dict[str, Any]], object]
 
 
 @dataclass

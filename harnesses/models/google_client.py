@@ -46,10 +46,12 @@ def to_gemini(messages: list[dict[str, Any]]) -> tuple[str, list[types.Content]]
     gemini_ids: dict[str, str | None] = {}
 
     def user_parts() -> list[types.Part]:
-        if contents and contents[-1].role == "user":
-            return contents[-1].parts  # type: ignore[return-value]
-        contents.append(types.Content(role="user", parts=[]))
-        return contents[-1].parts  # type: ignore[return-value]
+        if not contents or contents[-1].role != "user":
+            contents.append(types.Content(role="user", parts=[]))
+        last = contents[-1]
+        if last.parts is None:  # never for the user turns made here; narrows the SDK's Optional
+            last.parts = []
+        return last.parts
 
     for message in messages:
         role = message["role"]
