@@ -70,6 +70,11 @@ def _error(exc: UserError) -> JSONResponse:
     return JSONResponse({"error": public_message(str(exc))}, status_code=404 if isinstance(exc, NotFound) else 400)
 
 
+def _with_caveat(data: dict) -> dict:
+    """A page of a CPU-scored board carries the board's caveat too (its speedups say nothing about a GPU)."""
+    return {**data, "cpu_note": CPU_NOTE if data.get("hardware") == "CPU" else None}
+
+
 def not_found_page(path: str, sweeps: dict[str, list[str]]) -> str:
     """A bad address: what the app serves and which boards exist, as links."""
     boards = "".join(f'<li><a href="/#/board/{quote(s, safe="")}/{quote(su, safe="")}">{escape(s)} / {escape(su)}</a></li>'
@@ -108,14 +113,14 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
     async def kernel(request: Request) -> Response:
         p = request.path_params
         try:
-            return _json(await asyncio.to_thread(catalog.kernel, p["sweep"], p["suite"], p["task"]))
+            return _json(_with_caveat(await asyncio.to_thread(catalog.kernel, p["sweep"], p["suite"], p["task"])))
         except UserError as exc:
             return _error(exc)
 
     async def compare(request: Request) -> Response:
         p, q = request.path_params, request.query_params
         try:
-            return _json(await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", "")))
+            return _json(_with_caveat(await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", ""))))
         except UserError as exc:
             return _error(exc)
 

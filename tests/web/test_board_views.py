@@ -211,6 +211,8 @@ def test_no_page_overflows_sideways_on_a_phone(page: object, base_url: str, root
         page.goto(f"{base_url}/{route}")
         page.wait_for_selector(ready)
         _no_sideways_scroll(page)
+        if route.startswith(("#/board", "#/kernel", "#/compare", "#/model")):  # every page of a CPU board says so
+            assert "CPU" in page.inner_text("#cpu-note"), route
     # the leaderboard's score column is on screen beside the model's name
     _board(page, base_url)
     score = page.locator("#leaderboard tbody tr:first-child td.score").bounding_box()

@@ -225,6 +225,9 @@ function sortable(table) {
   if (sortState[id]) apply(sortState[id].col, sortState[id].dir);
 }
 
+// A CPU-scored board's caveat, on every page that shows its numbers.
+function caveatHtml(text) { return text ? `<p class="warn" id="cpu-note">${esc(text)}</p>` : ""; }
+
 // ---------- home: every sweep and its boards ----------
 // Never one "leader" where several models share rank 1 (their intervals overlap).
 function leadersHtml(su) {
@@ -377,7 +380,7 @@ async function pageBoard(token, sweep, suite) {
   const rankNote = b.rank_note || data.rank_note || (b.models[0] || {}).rank_note || RANK_NOTE;
   const hw = b.hardware && typeof b.hardware === "object" ? b.hardware : null;
   const caveat = hw ? hw.cpu_caveat : data.hardware === "CPU" ? data.cpu_note : null;
-  const cpuNote = caveat ? `<p class="warn" id="cpu-note">${esc(caveat)}</p>` : "";
+  const cpuNote = caveatHtml(caveat);
   const boot = b.bootstrap
     ? `95% CI: percentile interval over ${b.bootstrap.resamples} paired bootstrap resamples (seed ${b.bootstrap.seed}) of the tasks, and of the samples within a task.
        P(rank holds): share of resamples in which a model ranks above the one below it (ties count ½); below 0.9 the two ranks are not clearly separated.
@@ -665,7 +668,7 @@ async function pageKernel(token, sweep, suite, task) {
     d.flops ? `<span class="chip">FLOPs <b>${Number(d.flops).toExponential(2)}</b></span>` : "",
     d.bytes_moved ? `<span class="chip">bytes <b>${Number(d.bytes_moved).toExponential(2)}</b></span>` : "",
     `<span class="chip">hardware <b>${esc(d.hardware)}</b></span>`].join("");
-  setView(`<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>
+  setView(`<div class="pagehead"><div><h1>${esc(suite)}/${esc(task)}</h1><div class="meta">${counts}</div></div></div>${caveatHtml(d.cpu_note)}
     <section class="card"><h2>Trials <span class="muted">a model opens its card below</span></h2><div class="tablewrap long"><table class="grid sortable sticky2" id="trials"><thead><tr>
       <th data-type="num" title="The model's rank on the board">rank</th><th class="left">model</th><th data-type="num">sample</th><th class="left">verdict</th>
       <th data-type="num" title="Baseline time / kernel time">speedup</th>
@@ -763,7 +766,7 @@ async function pageCompare(token, sweep, suite) {
       <td class="left ${win === "a" ? "win" : ""}" data-v="${ba ?? ""}">${cellsHtml(t[a])}</td><td class="left ${win === "b" ? "win" : ""}" data-v="${bb ?? ""}">${cellsHtml(t[b])}</td>
       <td data-v="${ba !== null && bb !== null ? ba / bb : ""}">${ba !== null && bb !== null ? speed(ba / bb) : "–"}</td></tr>`;
   }).join("");
-  setView(`<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>
+  setView(`<div class="pagehead"><div><h1>Compare</h1><div class="meta"><span class="chip">hardware <b>${esc(d.hardware)}</b></span></div></div></div>${caveatHtml(d.cpu_note)}
     <section class="card"><div class="searchbar"><label>A ${select("cmp-a", a)}</label><label>B ${select("cmp-b", b)}</label></div>
       <p id="compare-answer"><b>${answer}</b></p>
       <div class="tablewrap"><table class="grid" id="compare-figures"><thead><tr><th class="left"></th><th class="mname">${nameHtml(a, 24)}</th><th class="mname">${nameHtml(b, 24)}</th></tr></thead><tbody>
@@ -807,10 +810,11 @@ async function pageModel(token, sweep, suite, model) {
   const chips = Object.entries(mix).sort((a, b) => b[1] - a[1]).map(([v, n]) => `<span class="badge v-${esc(v)}">${esc(v.replace(/_/g, " "))} ${n}</span>`).join(" ");
   const fig = (label, v) => `<span class="chip">${label} <b>${v}</b></span>`;
   setView(`<div class="pagehead"><div><h1>${esc(model)}</h1><div class="meta">
-      ${fig("rank", m.rank === null ? "–" : m.rank + (m.rank_range ? ` (${m.rank_range[0]}–${m.rank_range[1]})` : ""))}${fig("score", speed(m.score))}
+      ${fig("rank", m.rank === null ? "–" : m.rank + (m.rank_range ? ` (range ${m.rank_range[0]}–${m.rank_range[1]}${m.rank_strict ? `, strict ${m.rank_strict}` : ""})` : ""))}${fig("score", speed(m.score))}
       ${fig("pass@1", num(m.pass_at_1))}${fig("mean ×", speed(m.mean_speedup))}${fig("median ×", speed(m.median_speedup))}
       ${fig("solved", `${m.solved}/${m.tasks}`)}${fig("hacks", m.hacks)}${fig("flagged", m.flagged)}
       ${fig("tokens", m.tokens.toLocaleString())}${fig("dollars", money(m.dollars))}${fig("harness", esc(m.harness))}${fig("hardware", esc(data.hardware))}</div></div></div>
+    ${caveatHtml(data.board.hardware && typeof data.board.hardware === "object" ? data.board.hardware.cpu_caveat : data.hardware === "CPU" ? data.cpu_note : null)}
     <section class="card"><h2>Verdicts</h2><div id="verdict-mix">${chips}</div></section>
     <section class="card"><h2>Kernels</h2><div class="tablewrap long"><table class="grid sortable sticky1" id="model-kernels"><thead><tr>
       <th class="left">task</th><th data-type="num">sample</th><th class="left">verdict</th><th data-type="num">speedup</th>
