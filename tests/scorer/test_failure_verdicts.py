@@ -94,10 +94,11 @@ def test_kernel_output_noise_does_not_break_the_channel(demo: Suite) -> None:
     assert score.verdict == "passed", score.error
 
 
-def test_forged_reply_is_runtime_error_not_a_judge_crash(demo: Suite) -> None:
+def test_forged_reply_is_a_protocol_violation_not_a_judge_crash(demo: Suite) -> None:
     score = score_file(demo, "swish", KERNELS / "forges_reply.py", skip_timing=True)
-    assert score.verdict == "runtime_error"
-    assert "malformed reply" in (score.error or "")
+    evidence = [h["evidence"] for h in score.hacks if h["pattern"] == "protocol-violation"]
+    assert score.verdict == "hack_detected" and evidence, (score.verdict, score.error)
+    assert "correctness" in evidence[0] and "keys" in evidence[0]
 
 
 def test_an_error_on_the_repeat_or_refill_trial_is_a_runtime_error_not_a_finding(demo: Suite) -> None:

@@ -1,4 +1,5 @@
-"""Writes a well-framed but ill-formed reply into the scorer's channel, then hangs."""
+"""Writes a well-framed reply of the protocol's version, but ill-formed, into the scorer's channel,
+then hangs."""
 import json
 import os
 import struct
@@ -11,6 +12,6 @@ import torch
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         out_fd = int(sys.argv[sys.argv.index("--out-fd") + 1])
-        header = json.dumps({"ok": True, "calls": 42, "findings": "none"}).encode()
+        header = json.dumps({"ok": True, "calls": 42, "findings": "none", "v": 2}).encode()
         os.write(out_fd, struct.pack(">I", len(header)) + header)
         time.sleep(3600)
