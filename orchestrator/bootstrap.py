@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,7 +35,8 @@ LEVEL = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 
-TaskResults = Mapping[Hashable, Sequence[KernelResult]]
+TaskKey = TypeVar("TaskKey", bound=Hashable)
+TaskResults = Mapping[TaskKey, Sequence[KernelResult]]
 """One model's results: task key -> its samples' results (an incorrect or failed kernel included)."""
 
 
@@ -48,7 +50,7 @@ class _Arrays:
     counts: np.ndarray  # int, samples per task (0: the model has no result there)
 
 
-def _arrays(results: TaskResults, tasks: Sequence[Hashable]) -> _Arrays:
+def _arrays(results: TaskResults[TaskKey], tasks: Sequence[TaskKey]) -> _Arrays:
     k = max((len(results.get(t, ())) for t in tasks), default=0) or 1
     speed = np.zeros((len(tasks), k))
     correct = np.zeros((len(tasks), k), dtype=bool)
@@ -126,7 +128,7 @@ class BootstrapResult:
         return float((above.sum() + 0.5 * tie.sum()) / self.resamples)
 
 
-def bootstrap(models: Sequence[TaskResults], resamples: int = DEFAULT_RESAMPLES,
+def bootstrap(models: Sequence[TaskResults[TaskKey]], resamples: int = DEFAULT_RESAMPLES,
               seed: int = DEFAULT_SEED, method: str = DEFAULT_METHOD) -> BootstrapResult:
     """Paired bootstrap over the union of the models' tasks (and over samples within a task)."""
     if resamples < 1:
@@ -160,7 +162,7 @@ def bootstrap(models: Sequence[TaskResults], resamples: int = DEFAULT_RESAMPLES,
     )
 
 
-def observed(results: TaskResults, method: str = DEFAULT_METHOD) -> dict[str, float | None]:
+def observed(results: TaskResults[TaskKey], method: str = DEFAULT_METHOD) -> dict[str, float | None]:
     """`statistics()` of the observed results themselves (every task and sample once)."""
     tasks = sorted(results, key=repr)
     a = _arrays(results, tasks)

@@ -460,8 +460,9 @@ def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMP
     rows = {name: [r for r in index.trials if r.model == name] for name in (a, b)}
     summaries = [summarize_model(n, e.id, e.harness, rows[n], method) for n, e in entries.items()]
     diff = diff_ci = p_above = None
-    if all(s.score is not None for s in summaries):
-        diff = summaries[0].score - summaries[1].score  # type: ignore[operator]
+    score_a, score_b = summaries[0].score, summaries[1].score
+    if score_a is not None and score_b is not None:
+        diff = score_a - score_b
         if resamples:
             result = bootstrap([task_results(rows[a]), task_results(rows[b])], resamples, seed, method)
             d = result.score[0] - result.score[1]
@@ -478,9 +479,10 @@ def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMP
         best = {n: max((c["speedup"] for c in t[n] if c["verdict"] == "passed" and c["speedup"]), default=None)
                 for n in (a, b)}
         t["best"] = best
-        if best[a] is not None and best[b] is not None and best[a] != best[b]:
-            a_faster += best[a] > best[b]
-            b_faster += best[b] > best[a]
+        best_a, best_b = best[a], best[b]
+        if best_a is not None and best_b is not None and best_a != best_b:
+            a_faster += best_a > best_b
+            b_faster += best_b > best_a
     return Comparison(a=summaries[0], b=summaries[1], score_diff=diff, score_diff_ci=diff_ci, p_a_above=p_above,
                       tasks=sorted(tasks.values(), key=lambda t: (natural_key(t["suite"]), natural_key(t["task"]))), a_faster=a_faster,
                       b_faster=b_faster)

@@ -12,6 +12,7 @@ the rule reduces to ranking by score with exact ties shared.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 Interval = tuple[float, float]
 
@@ -26,7 +27,7 @@ def rank_note(bootstrapped: bool) -> str:
             "strict rank = the order by score alone.")
 
 
-def has_interval(interval: Interval | None) -> bool:
+def has_interval(interval: Interval | None) -> TypeGuard[Interval]:
     """An interval that says something: one whose upper bound is above 0."""
     return interval is not None and interval[1] > 0
 
@@ -38,11 +39,11 @@ def confidence_ranks(intervals: Sequence[Interval | None]) -> list[tuple[int, tu
     unranked = n - len(ranked)
     out = []
     for iv in intervals:
-        if not has_interval(iv):
+        if has_interval(iv):
+            lo, hi = iv
+            above = sum(o[0] > hi for o in ranked)
+            below = sum(o[1] < lo for o in ranked) + unranked
+            out.append((above + 1, (above + 1, n - below)))
+        else:
             out.append((len(ranked) + 1, (len(ranked) + 1, n)))
-            continue
-        lo, hi = iv  # type: ignore[misc]
-        above = sum(o[0] > hi for o in ranked)
-        below = sum(o[1] < lo for o in ranked) + unranked
-        out.append((above + 1, (above + 1, n - below)))
     return out

@@ -28,8 +28,8 @@ def _config(backend: str, gpus: str, image: str, memory: str, network: bool) -> 
     if backend not in ("auto", "docker", "process"):
         raise UserError(f"--backend '{backend}' is not one of auto, docker, process")
     try:
-        return SandboxConfig(backend=backend, gpus=parse_gpus(gpus), image=image, memory=memory,  # type: ignore[arg-type]
-                             network=network)
+        return SandboxConfig.model_validate(dict(backend=backend, gpus=parse_gpus(gpus), image=image, memory=memory,
+                                                 network=network))
     except ValueError as exc:
         first = str(exc).splitlines()
         raise UserError(f"bad sandbox option: {first[-1].strip() if first else exc}") from None

@@ -45,14 +45,15 @@ def build_spec(
     budget: dict[str, Any], model_options: dict[str, Any], harness_options: dict[str, Any],
     score_options: dict[str, Any],
 ) -> TrialSpec:
+    # model_validate: the CLI's strings (backend, device) are unchecked until pydantic checks them here.
     try:
-        return TrialSpec(
+        return TrialSpec.model_validate(dict(
             trial_id=f"{suite}/{task}/{model}/{sample}",
             suite=suite, task=task, model=model, model_options=model_options,
             harness=harness, harness_options=harness_options,
-            sandbox=SandboxConfig(backend=sandbox), budget=BudgetConfig(**budget),
+            sandbox=SandboxConfig.model_validate({"backend": sandbox}), budget=BudgetConfig(**budget),
             device=device, sample=sample, score_options=score_options,
-        )
+        ))
     except ValidationError as exc:
         where, msg = first_problem(exc)
         raise UserError(f"bad trial setting {where}: {msg}; see `kernelarena run --help`") from None
