@@ -368,7 +368,7 @@ def _private_dev() -> None:
     of its own: an empty, size-capped tmpfs that ends with the worker's mount namespace, so nothing
     a kernel leaves there reaches the host or a later scoring."""
     real = os.open("/dev", _O_PATH | os.O_DIRECTORY)
-    names = [n for n in os.listdir("/dev") if (n in _DEVICES or n.startswith("nvidia"))]
+    names = [n for n in os.listdir("/dev") if n in _DEVICES or n.startswith("nvidia")]
     try:
         _mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC)
         for name in names:
@@ -705,8 +705,11 @@ def fd_report(pid: int, allowed: FdAllowance, loaded: bool = False) -> list[str]
     /dev, something inside its own folder or (once the kernel has run) something made or opened
     through its own mounts. A folder descriptor from before the wall would let it walk `..` past
     the covers; a file one, read what the wall hides."""
-    mounts = _mount_ids(pid)
-    fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
+    try:
+        mounts = _mount_ids(pid)
+        fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
+    except OSError as exc:  # gone, or not ours to read: nothing verified
+        return [f"the descriptors cannot be read: {exc}"]
     own_pipes = _own_pipes(pid, fds)
     problems = []
     for fd in ["cwd", "root", *fds]:
