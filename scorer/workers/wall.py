@@ -717,6 +717,8 @@ def fd_report(pid: int, allowed: FdAllowance, loaded: bool = False) -> list[str]
             problem = _fd_problem(pid, fd, allowed, loaded, mounts, own_pipes)
         except FileNotFoundError:
             continue  # closed while it was read
+        except OSError as exc:
+            problem = f"fd {fd}: cannot be read ({exc.strerror})"
         if problem:
             problems.append(problem)
     return problems
