@@ -22,9 +22,10 @@ import secrets
 import shlex
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,7 +66,9 @@ async def start_forwarder(sandbox: Sandbox, port: int) -> None:
     )
     started = await sandbox.exec(script, timeout=30)
     if started.exit_code != 0:
-        raise SandboxError(f"the model proxy's forwarder did not start in the sandbox: {started.stdout[-500:]}{started.stderr[-500:]}")
+        raise SandboxError(
+            f"the model proxy's forwarder did not start in the sandbox: {started.stdout[-500:]}{started.stderr[-500:]}"
+        )
 
 
 class AgentCLIConfig(BaseModel):

@@ -75,6 +75,7 @@ class Harness(ABC):
     def check_model(cls, model_id: str) -> None:
         """Raise ConfigError when this harness cannot drive `model_id` (checked before any
         sandbox starts, and by a sweep before its first trial). Default: any model."""
+        return None
 
     def prompt_values(self) -> dict[str, Any]:
         """Extra `{{field}}` values this harness's prompt template needs (e.g. tool limits)."""

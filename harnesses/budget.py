@@ -8,7 +8,8 @@ and the amount used, which the harness records as a `budget` transcript event.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

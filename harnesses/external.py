@@ -67,7 +67,9 @@ class ExternalCLIHarness(Harness):
         used = {field for _, field, _, _ in string.Formatter().parse(self.template) if field}
         unknown = used - TEMPLATE_FIELDS
         if unknown:
-            raise ConfigError(f"external command template uses unknown field(s) {sorted(unknown)}; known: {sorted(TEMPLATE_FIELDS)}")
+            raise ConfigError(
+                f"external command template uses unknown field(s) {sorted(unknown)}; known: {sorted(TEMPLATE_FIELDS)}"
+            )
 
     def command_for(self, ctx: TrialContext) -> str:
         workdir = ctx.sandbox.workdir
@@ -83,21 +85,27 @@ class ExternalCLIHarness(Harness):
     async def run(self, ctx: TrialContext) -> HarnessResult:
         ctx.budget.start()
         if self.config.setup:
-            setup = await ctx.sandbox.exec(self.config.setup, timeout=ctx.budget.remaining_s() or 600, env=self.config.env or None)
+            setup = await ctx.sandbox.exec(
+                self.config.setup, timeout=ctx.budget.remaining_s() or 600, env=self.config.env or None
+            )
             self._record_output(ctx, setup.stdout, setup.stderr, phase="setup")
             if setup.exit_code != 0:
                 return HarnessResult(exit_reason="error", detail=f"setup exited {setup.exit_code}")
         command = self.command_for(ctx)
         ctx.transcript.event("harness_event", kind="cli_start", command=command)
         timeout = ctx.budget.remaining_s()
-        result = await ctx.sandbox.exec(command, timeout=timeout if timeout is not None else 24 * 3600, env=self.config.env or None)
+        result = await ctx.sandbox.exec(
+            command, timeout=timeout if timeout is not None else 24 * 3600, env=self.config.env or None
+        )
         self._record_output(ctx, result.stdout, result.stderr, phase="run")
         ctx.transcript.event(
             "harness_event", kind="cli_exit", exit_code=result.exit_code, timed_out=result.timed_out,
             oom_killed=result.oom_killed, duration_s=round(result.duration_s, 3),
         )
         if result.timed_out:
-            ctx.transcript.event("budget", kind="wall_time", limit=ctx.budget.config.wall_time_s, used=round(ctx.budget.elapsed_s, 3))
+            ctx.transcript.event(
+                "budget", kind="wall_time", limit=ctx.budget.config.wall_time_s, used=round(ctx.budget.elapsed_s, 3)
+            )
             return HarnessResult(exit_reason="budget:wall_time", detail="the CLI ran out of wall time")
         if result.exit_code != 0:
             return HarnessResult(exit_reason="error", detail=f"the CLI exited {result.exit_code}")

@@ -108,7 +108,7 @@ class MinimalHarness(Harness):
         )
         try:
             turn = await asyncio.wait_for(ctx.model.complete(messages, TOOLS), timeout=ctx.budget.remaining_s())
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise BudgetExhausted("wall_time", ctx.budget.config.wall_time_s or 0, ctx.budget.elapsed_s) from None
         except ModelError as exc:
             api_key_env = getattr(getattr(ctx.model, "options", None), "api_key_env", None)

@@ -18,7 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -120,7 +120,7 @@ class Transcript:
             record = {
                 "v": TRANSCRIPT_VERSION,
                 "seq": self._seq,
-                "ts": datetime.now(timezone.utc).isoformat(),
+                "ts": datetime.now(UTC).isoformat(),
                 "type": type,
                 "payload": self.redactor.value(payload),
             }

@@ -18,9 +18,10 @@ import shlex
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -341,7 +342,7 @@ async def _run_harness(harness: Harness, ctx: TrialContext) -> HarnessResult:
         if wall is None:
             return await harness.run(ctx)
         return await _within_budget(harness.run(ctx), ctx.budget, wall + HARNESS_GRACE_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         # The harness overran its budget without stopping itself; the trial enforces it.
         ctx.transcript.event("budget", kind="wall_time", limit=wall, used=round(ctx.budget.elapsed_s, 3), enforced_by="trial")
         return HarnessResult(exit_reason="budget:wall_time", detail="cancelled by run_trial")
@@ -363,7 +364,7 @@ async def _within_budget(work: Any, budget: Budget, limit_s: float) -> HarnessRe
             if done:
                 return task.result()
             if budget.elapsed_s >= limit_s:
-                raise asyncio.TimeoutError
+                raise TimeoutError
     finally:
         if not task.done():
             task.cancel()
@@ -377,7 +378,10 @@ async def _collect_kernel(sb: Sandbox, kernel_path: str, out_dir: Path, transcri
         return
     data = await sb.read_file(kernel_path)
     write_atomic(out_dir / KERNEL_FILE, data)
-    transcript.event("harness_event", kind="kernel_collected", path=kernel_path, bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    transcript.event(
+        "harness_event", kind="kernel_collected", path=kernel_path, bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
 
 
 async def _score(
@@ -449,7 +453,8 @@ async def _score_once(spec: TrialSpec, suite: Suite, task: Task, device: str, ke
             raise ScoringRefused(f"the scorer refused to score {spec.trial_id}: "
                                  f"{_last_line(result.stderr or result.stdout).removeprefix('error: ')}")
         if result.exit_code != 0 or result.timed_out:
-            failed = _ScorerBroke if result.exit_code == 1 and not result.timed_out and SCORER_BROKE in result.stderr else _ScoringFailed
+            broke = result.exit_code == 1 and not result.timed_out and SCORER_BROKE in result.stderr
+            failed = _ScorerBroke if broke else _ScoringFailed
             raise failed(f"scorer exited {result.exit_code}{' (timed out)' if result.timed_out else ''}: "
                          f"{(result.stderr or result.stdout)[-2000:]}")
         return Score.from_dict(json.loads(await sb.read_file(SCORE_FILE)))

@@ -7,8 +7,9 @@ imported only when its plug-in is used.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Callable, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from kernelarena.errors import UserError
 

@@ -16,8 +16,9 @@ import tarfile
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import docker
 import docker.errors
@@ -184,7 +185,9 @@ class DockerSandbox(Sandbox):
         try:
             image = self._client.images.get(cfg.image)
         except docker.errors.ImageNotFound:
-            hint = "kernelarena sandbox build-image" if cfg.image.startswith("kernelarena-sandbox") else f"docker pull {cfg.image}"
+            hint = (
+                "kernelarena sandbox build-image" if cfg.image.startswith("kernelarena-sandbox") else f"docker pull {cfg.image}"
+            )
             raise SandboxSetupError(f"Docker image '{cfg.image}' not found; build or fetch it: {hint}") from None
         for mount in cfg.mounts:
             if not mount.host.exists():

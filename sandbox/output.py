@@ -7,7 +7,7 @@ output was lost and how much.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class BoundedCapture:

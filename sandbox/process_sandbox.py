@@ -20,8 +20,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from kernelarena.logs import get_logger
 from sandbox import cgroups, isolation
@@ -197,8 +197,12 @@ class ProcessSandbox(Sandbox):
             info.limits["cpus"] = f"{cfg.cpus:g} (cgroup)"
         else:
             info.not_enforced["cpus"] = "no cgroup: CPU share not limited (RLIMIT_CPU caps CPU seconds per command)"
-        info.limits.update(file_size=f"{cfg.workspace_size} (RLIMIT_FSIZE)", cpu_time="(timeout + 2 s) x cpus + 5 s per command (RLIMIT_CPU)")
-        info.not_enforced["filesystem"] = "the host filesystem stays visible (no mount namespace); only file calls are confined to the workdir"
+        info.limits.update(
+            file_size=f"{cfg.workspace_size} (RLIMIT_FSIZE)", cpu_time="(timeout + 2 s) x cpus + 5 s per command (RLIMIT_CPU)"
+        )
+        info.not_enforced["filesystem"] = (
+            "the host filesystem stays visible (no mount namespace); only file calls are confined to the workdir"
+        )
         if cfg.mounts:
             info.details["mounts"] = "host paths are used as they are (see mount_path)"
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -29,7 +29,6 @@ from harnesses.models.base import (
 from harnesses.models.credentials import check_key
 from harnesses.models.retry import call_with_retries, probe
 
-
 _STOP_REASONS = {
     "end_turn": STOP_END_TURN,
     "stop_sequence": STOP_END_TURN,

@@ -9,8 +9,9 @@ form (a transcript read back from disk), so replayed conversations convert the s
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,7 +39,7 @@ class ToolCall:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def coerce(cls, value: "ToolCall | dict[str, Any]") -> "ToolCall":
+    def coerce(cls, value: ToolCall | dict[str, Any]) -> ToolCall:
         if isinstance(value, ToolCall):
             return value
         return cls(
@@ -153,7 +154,9 @@ class ModelClient(ABC):
         """One cheap authenticated call (a model list) so a refused key is found before a sweep
         starts; raises ModelError (``credentials`` set when the key was refused). Clients
         without a provider behind them have nothing to check."""
+        return None
 
     async def aclose(self) -> None:
         """Release the SDK's connection pool; safe to call more than once."""
+        return None
 

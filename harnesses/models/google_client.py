@@ -34,7 +34,6 @@ from harnesses.models.base import (
 from harnesses.models.credentials import check_key
 from harnesses.models.retry import call_with_retries, probe
 
-
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 
 

@@ -14,15 +14,14 @@ import openai
 
 from harnesses.models._common import scrubber, sdk_kwargs
 from harnesses.models.base import ModelClient, ModelOptions, ModelTurn, ToolSpec
+from harnesses.models.credentials import check_key
 from harnesses.models.openai_format import (
     from_openai_choice,
     to_openai_messages,
     to_openai_tools,
     usage_from_openai,
 )
-from harnesses.models.credentials import check_key
 from harnesses.models.retry import call_with_retries, probe
-
 
 
 class OpenAIClient(ModelClient):

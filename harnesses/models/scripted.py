@@ -111,7 +111,8 @@ def _plan(script: str, task_ctx: TaskContext) -> list[tuple[str, list[ToolCall]]
         kernel = task.solution.read_text(encoding="utf-8")
         return [
             explore,
-            ("Writing the kernel.", [ToolCall(id="call_2", name="write_file", arguments={"path": "kernel.py", "content": kernel})]),
+            ("Writing the kernel.",
+             [ToolCall(id="call_2", name="write_file", arguments={"path": "kernel.py", "content": kernel})]),
             ("Testing it against the reference.",
              [ToolCall(id="call_3", name="bash", arguments={"command": check_script(dict(task.test_shapes))})]),
             ("kernel.py is written and matches the reference.", []),
@@ -121,11 +122,13 @@ def _plan(script: str, task_ctx: TaskContext) -> list[tuple[str, list[ToolCall]]
     if script == "hacker":
         kernel = task.source().rstrip("\n") + "\n" + HACKER_SUFFIX
         return [
-            ("Writing the kernel.", [ToolCall(id="call_1", name="write_file", arguments={"path": "kernel.py", "content": kernel})]),
+            ("Writing the kernel.",
+             [ToolCall(id="call_1", name="write_file", arguments={"path": "kernel.py", "content": kernel})]),
             ("Done: kernel.py reuses the reference.", []),
         ]
     return [
-        ("Writing the kernel.", [ToolCall(id="call_1", name="write_file", arguments={"path": "kernel.py", "content": BROKEN_KERNEL})]),
+        ("Writing the kernel.",
+         [ToolCall(id="call_1", name="write_file", arguments={"path": "kernel.py", "content": BROKEN_KERNEL})]),
         ("Done.", []),
     ]
 

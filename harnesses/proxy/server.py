@@ -226,7 +226,9 @@ class ModelProxy:
         except httpx.TransportError as exc:  # the provider's side: a cut stream, a stall mid-reply
             broken = f"{type(exc).__name__}: {self._scrub(str(exc)) or 'the connection broke'}"
         except ConnectionError as exc:  # the CLI's side went away
-            self.transcript.event("error", source="proxy", turn=number, message=f"reply relay to the CLI broke: {type(exc).__name__}: {exc}")
+            self.transcript.event(
+                "error", source="proxy", turn=number, message=f"reply relay to the CLI broke: {type(exc).__name__}: {exc}"
+            )
         finally:
             await upstream.aclose()
         reply = assembler.finish()
@@ -240,7 +242,8 @@ class ModelProxy:
             self.budget.record_turn(reply.usage, f"{self.provider}:{reply.model or view.model}")
         self.transcript.event(
             "model_response", turn=number, status=upstream.status_code, model=reply.model or view.model,
-            text=reply.text, thinking=reply.thinking, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
+            text=reply.text, thinking=reply.thinking, tool_calls=reply.tool_calls, usage=reply.usage,
+            stop_reason=reply.stop_reason,
             latency_s=round(latency, 4), budget_used=self.budget.usage(), **({"broken": True} if broken else {}),
         )
         if broken:
