@@ -11,7 +11,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from scorer.workers.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken, ScorerUserError
@@ -24,6 +24,11 @@ from scorer.workers.protocol import (Frame, Ping, ReferenceBatch, ReferenceBatch
                                      ReferenceEnvironment, ReferencePrepare, ReferenceTime, Request)
 from scorer.tasks.suites import Suite, Task
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
+from scorer.workers.protocol import ProtocolViolation
+from scorer.workers.reference_replies import (BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, TimeReply,
+                                              parse as parse_reply)
+
+R = TypeVar("R")
 
 log = logging.getLogger("kernelarena.scorer")
 _ROUND_TRIP_PINGS = 9
@@ -153,13 +158,21 @@ class ReferenceService:
             raise ScorerBroken(f"reference {stage} for task '{self.task.id}' failed: {reply.header.get('error')}")
         return reply
 
+    def ask(self, stage: str, request: Request, reply: type[R], payload: Any = None, timeout_s: float | None = None) -> R:
+        """One request, its reply parsed into `reply` (scorer/workers/reference_replies.py): a reply
+        of our own worker that does not parse is the scorer's failure, never a default."""
+        header = self.request(stage, request, payload, timeout_s).header
+        try:
+            return parse_reply(reply, header)
+        except ProtocolViolation as exc:
+            raise ScorerBroken(f"reference worker for task '{self.task.id}' answered {stage} off the protocol: {exc}") from None
+
     # --- once per task ----------------------------------------------------------------------
     def prepare(self) -> Prepared:
         if self.prepared is not None:
             return self.prepared
         self.request("reference_spawn", Ping())
-        self._device_env = dict(self.request("reference_spawn", ReferenceEnvironment(str(self.device)))
-                                .header.get("environment", {}))
+        self._device_env = self.ask("reference_spawn", ReferenceEnvironment(str(self.device)), EnvironmentReply).environment
         t = self.task.tolerance
         request = ReferencePrepare(
             task_path=str(self.task.path), device=str(self.device), overrides=self.overrides,
@@ -171,14 +184,12 @@ class ReferenceService:
             # The worker takes the lock's shared side itself around its GPU work (another scorer's
             # timing must not run beside it), not around building the models.
             gpu_lock=self.gpu_key())
-        h = self.request("reference", request).header
-        for step, seconds in dict(h.get("steps_s") or {}).items():
+        h = self.ask("reference", request, PrepareReply)
+        for step, seconds in h.steps_s.items():
             self.durations[f"reference_{step}_worker"] = round(float(seconds), 4)
-        self.plan.seeds = self.plan.seeds[: int(h.get("seeds_used", len(self.plan.seeds)))]
-        env = dict(h.get("environment", {}))
-        env["init_seed"] = self.plan.init_seed
-        self.prepared = Prepared(env, h["output_specs"], h.get("alt_output_specs", []), h.get("input_digests", []),
-                                 int(h.get("output_bytes", 0)), h.get("free_bytes"))
+        self.plan.seeds = self.plan.seeds[: h.seeds_used]
+        env = {**h.environment, "init_seed": self.plan.init_seed}
+        self.prepared = Prepared(env, h.output_specs, h.alt_output_specs, h.input_digests, h.output_bytes, h.free_bytes)
         return self.prepared
 
     def measure_baseline(self, warmup: int, repetitions: int, flush_l2: bool) -> tuple[TimingFigures, BatchClock]:
@@ -213,8 +224,8 @@ class ReferenceService:
                                 rep_seeds=self.plan.rep_seeds, keep_reps=self.plan.keep_reps,
                                 baseline=self.suite.baseline)
         with hold_gpu(self.gpu_key()):
-            h = self.request("baseline_timing", request, timeout_s=self.options.timing_s).header
-        return TimingFigures(h["timer"], h["times_ms"], h["host_times_ms"]), int(h["continued_before"])
+            h = self.ask("baseline_timing", request, TimeReply, timeout_s=self.options.timing_s)
+        return TimingFigures(h.timer, h.times_ms, h.host_times_ms), h.continued_before
 
     def round_trip_ms(self) -> float:
         samples = []
@@ -235,8 +246,8 @@ class ReferenceService:
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
-            setup = self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds)).header
-            self.flush_ms = float(setup.get("flush_ms") or 0.0) if self.suite.timing.flush_l2 else 0.0
+            setup = self.ask("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds), BatchSetupReply)
+            self.flush_ms = setup.flush_ms if self.suite.timing.flush_l2 else 0.0
             # The least of a few: a calibration slowed by another process would lower every bound.
             overhead_ms = min(self._timed(lambda: self.request("reference_batch", ReferenceBatch("regen"),
                                                                 timeout_s=timeout)) for _ in range(_CALIBRATIONS))
@@ -247,7 +258,11 @@ class ReferenceService:
         with hold_gpu(self.gpu_key(), shared=True):
             self.request("reference_batch", ReferenceBatchCollect(secrets.randbits(63), self.plan.challenge))
         self.rtt_ms = rtt
-        return BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call), int(replies[0].header["continued"])
+        try:
+            continued = parse_reply(BatchReply, replies[0].header).continued
+        except ProtocolViolation as exc:
+            raise ScorerBroken(f"reference worker for task '{self.task.id}' answered its batch off the protocol: {exc}") from None
+        return BatchClock(calls, total_ms, rtt, 1, self.overhead_ms_per_call), continued
 
     def _draw_batch_seeds(self, calls: int) -> None:
         self.plan.batch_seeds = [secrets.randbits(31) for _ in range(calls)]

@@ -45,7 +45,7 @@ from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
 from scorer.workers import wall
-from scorer.workers import replies
+from scorer.workers import reference_replies, replies
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
 from scorer.workers.protocol import ProtocolViolation
 from scorer.judge import outside, registry, rulings  # noqa: F401  (rulings: importing registers the checks)
@@ -492,18 +492,18 @@ class Judge:
             # The reference worker takes the lock itself, as the kernel's did for its trials.
             compare = ReferenceCompare(calls=calls, alt_shapes=[a["overrides"] for a in plan.alt_shapes],
                                        gpu_lock=ref.gpu_key(), shared=shipped)
-            h = ref.request("compare", compare, payload).header
-            for step, seconds in dict(h.get("steps_s") or {}).items():
+            h = ref.ask("compare", compare, reference_replies.CompareReply, payload)
+            for step, seconds in (h.steps_s or {}).items():
                 self.durations[f"compare_{step}_worker"] = round(float(seconds), 4)
             # Read: the kernel's process frees them, so the baseline's timing on this GPU has that memory.
             with hold_gpu(ref.gpu_key(), shared=True):
                 self._ask(worker, "release", KernelRelease(), None, self.options.correctness_s)
-            if h.get("unreadable"):
+            if h.unreadable or h.outcome is None:
                 # The kernel worker's own findings stand: what made the outputs unreadable may be one.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
-                                          f"the kernel's outputs could not be read: {h['unreadable']}",
+                                          f"the kernel's outputs could not be read: {h.unreadable}",
                                           [f for c in parsed.calls for f in c.findings] + parsed.findings)
-            outcome = CorrectnessOutcome.from_dict(h["outcome"])
+            outcome = CorrectnessOutcome.from_dict(h.outcome)
             outcome.findings += parsed.findings
             digests = parsed.input_digests
             if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
@@ -557,8 +557,9 @@ class Judge:
         shipped, payload = _renamed(_shipped(h.shared, reply), planned)
         with self._stage("timed_checks"), hold_gpu(ref.gpu_key(), shared=True):
             committed = {planned[f"rep-{k}"]: feed.digests[k] for k in sorted(feed.keep)}
-            checked = ref.request("compare_timed", ReferenceCompareTimed(committed, shipped), payload).header
-        findings += [Finding(**f) for f in checked.get("findings", [])]
+            checked = ref.ask("compare_timed", ReferenceCompareTimed(committed, shipped), reference_replies.FindingsReply,
+                              payload)
+        findings += [Finding(**f) for f in checked.findings]
         return TimingFigures(h.timer, h.times_ms, h.host_times_ms, h.event_times_ms, findings, h.drain_ms,
                              h.idle_drain_ms, h.gate, h.gate_ms, feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
                              availability=availability, launch_window=h.launch_window)
@@ -628,7 +629,7 @@ class Judge:
                               None, self.options.timing_s)
             shipped = replies.BatchSetupReply.parse(reply.header).shared
             if shipped:
-                ref.request("batch_attach", ReferenceAttach(shipped))
+                ref.ask("batch_attach", ReferenceAttach(shipped), reference_replies.Empty)
             # The warm-up at setup left the GPU at its clock and the allocator warm; the batch
             # follows it at once, with the GPU held by this scoring alone.
             core_share = CoreShare(wall.walled_pid(worker.proc.pid)) if on_cpu else None
@@ -639,19 +640,19 @@ class Judge:
             # batch produced is fixed here. On a GPU they stay in the kernel's memory until sampled.
             host_copy_ms = (time.perf_counter() - t0) * 1e3 if on_cpu else None
             availability = core_share.share() if core_share is not None else None
-            sampled = ref.request("batch_sample", ReferenceSample(calls), reply.payload).header
+            sampled = ref.ask("batch_sample", ReferenceSample(calls), reference_replies.SampleReply, reply.payload)
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         with _untrusted_reply("batch"):
-            if sampled.get("violation"):
-                raise ProtocolBroken("judge-timed batch", str(sampled["violation"]))
-            if sampled.get("error"):
-                raise StageFailure("runtime_error", f"judge-timed batch: {sampled['error']}")
+            if sampled.violation:
+                raise ProtocolBroken("judge-timed batch", sampled.violation)
+            if sampled.error:
+                raise StageFailure("runtime_error", f"judge-timed batch: {sampled.error}")
             with hold_gpu(ref.gpu_key(), shared=True):
-                verdict = ref.request("batch_verify", ReferenceVerifyBatch()).header
+                verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
             # The kernel worker's own checks of the batch's calls (the library-call monitor's), then
             # the reference worker's of its outputs; read once the judge's clock has stopped.
             findings = self._in_process("batch", replies.BatchReply.parse(reply.header).findings)
-            findings += [Finding(**f) for f in verdict.get("findings", [])]
+            findings += [Finding(**f) for f in verdict.findings]
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability), findings
 
