@@ -139,7 +139,7 @@ class Agent:
         self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
         self.error: str | None = None
 
-    def __enter__(self) -> "Agent":
+    def __enter__(self) -> Agent:
         self._thread.start()
         if not self._ready.wait(120):
             raise RuntimeError(f"the agent sandbox did not start: {self.error}")

@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,8 +25,8 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from scorer.checks import dynamic as dynamic_checks  # noqa: E402
-from scorer.options import ScoreOptions  # noqa: E402
 from scorer.checks.static import analyze_source  # noqa: E402
+from scorer.options import ScoreOptions  # noqa: E402
 from scorer.tasks.suites import load_suite  # noqa: E402
 
 _GUARD_PROBE = r"""
@@ -76,6 +77,12 @@ def _ms(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _dynamic_checks(out: torch.Tensor, exp64: torch.Tensor, dtype: str, category: str) -> None:
+    dynamic_checks.check_output_object(out)
+    dynamic_checks.precision_findings(out, exp64, out, dtype, category)
+    dynamic_checks.constant_output_findings([out, out + 1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=("cpu", "cuda"))
@@ -84,12 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     suite = load_suite("demo")
     print(f"device={args.device}  (times in ms; medians of {args.repeats})")
-    header = f"{'task':12s} {'static':>8s} {'arm':>8s} {'check':>8s} {'launch':>9s} {'w/ hook':>9s} {'dynamic':>8s} {'score_kernel':>13s}"
+    header = (f"{'task':12s} {'static':>8s} {'arm':>8s} {'check':>8s} {'launch':>9s} {'w/ hook':>9s} {'dynamic':>8s} "
+              f"{'score_kernel':>13s}")
     print(header)
     for task_id, task in suite.tasks.items():
         assert task.solution is not None
         source = task.solution.read_text()
-        static_ms = _ms(lambda: analyze_source(source, str(task.solution), suite.policy, task.dtype), args.repeats)
+        static_ms = _ms(partial(analyze_source, source, str(task.solution), suite.policy, task.dtype), args.repeats)
         shapes = json.dumps(task.test_shapes if args.device == "cpu" else {})
         probe = subprocess.run([sys.executable, "-c", _GUARD_PROBE, str(task.solution), args.device, "50",
                                 str(task.path), shapes],
@@ -102,9 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         arm_ms, check_ms, plain_ms, hooked_ms, n_findings = probe.stdout.split()
         out = torch.randn(4096, 4096, device=args.device)
         exp64 = out.double()
-        dyn_ms = _ms(lambda: (dynamic_checks.check_output_object(out),
-                              dynamic_checks.precision_findings(out, exp64, out, task.dtype, task.category),
-                              dynamic_checks.constant_output_findings([out, out + 1])), args.repeats)
+        dyn_ms = _ms(partial(_dynamic_checks, out, exp64, task.dtype, task.category), args.repeats)
         score_s = float("nan")
         if not args.skip_score:
             t0 = time.perf_counter()

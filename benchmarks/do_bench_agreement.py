@@ -88,8 +88,8 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("error: needs a CUDA GPU; run it on the GPU machine (scripts/gpu_check.sh --parts dobench)", file=sys.stderr)
         return 2
-    from scorer.options import ScoreOptions
     from scorer.judge.session import ScoringSession
+    from scorer.options import ScoreOptions
     from scorer.tasks.suites import load_suite
 
     suite = load_suite(args.suite)
@@ -118,11 +118,12 @@ def main() -> int:
     agree = [r for r in rows if abs(r.get("graph_difference", 1.0)) <= 0.02]
     print(f"{'task':34s} {'scorer':>7s} {'graph':>7s} {'diff':>6s} {'plain':>7s} {'diff':>6s}  "
           "(baseline/kernel ms: scorer | do_bench graph | do_bench plain)")
+    def pct(r: dict, key: str) -> str:
+        return f"{r[key]:+.1%}" if key in r else "-"
+
     for r in rows:
-        def pct(key: str) -> str:
-            return f"{r[key]:+.1%}" if key in r else "-"
-        print(f"{r['task']:34s} {r['scorer_speedup'] or 0:7.3f} {r['graph_speedup'] or 0:7.3f} {pct('graph_difference'):>6s} "
-              f"{r['do_bench_speedup']:7.3f} {pct('difference'):>6s}  "
+        print(f"{r['task']:34s} {r['scorer_speedup'] or 0:7.3f} {r['graph_speedup'] or 0:7.3f} "
+              f"{pct(r, 'graph_difference'):>6s} {r['do_bench_speedup']:7.3f} {pct(r, 'difference'):>6s}  "
               f"{r['scorer_baseline_ms'] or 0:.4f}/{r['scorer_kernel_ms'] or 0:.4f} | "
               f"{r['graph_baseline_ms'] or 0:.4f}/{r['graph_kernel_ms'] or 0:.4f} | "
               f"{r['do_bench_baseline_ms']:.4f}/{r['do_bench_kernel_ms']:.4f}")

@@ -4,8 +4,9 @@ memory and peak disk use.
     python benchmarks/full_size.py [--folder benchmarks/kernelbench_full/level1] [--tasks 23_Softmax,...]
 
 Each task is scored once, fresh (score_kernel, no session), with the size-independent solution of
-the CPU test folder, tests/suites/kernelbench_format/level1/solutions/<task>/kernel.py. Host memory: the peak resident set (VmHWM) of the judge and of each of its
-worker processes, by role, and their sum. Disk: the scoring's temporary folder (TMPDIR is pointed at a fresh one), polled.
+the CPU test folder, tests/suites/kernelbench_format/level1/solutions/<task>/kernel.py. Host
+memory: the peak resident set (VmHWM) of the judge and of each of its worker processes, by role,
+and their sum. Disk: the scoring's temporary folder (TMPDIR is pointed at a fresh one), polled.
 Needs a CUDA GPU with room for the tensors (a 4096 x 393216 fp32 tensor is 6.4 GB).
 """
 
@@ -36,6 +37,14 @@ def _folder_bytes(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+def _watch_peaks(tmp: Path, stop: threading.Event, peak: dict[str, Any]) -> None:
+    while not stop.is_set():
+        peak["disk"] = max(peak["disk"], _folder_bytes(tmp))
+        for name, hwm in _descendant_peaks().items():
+            peak["procs"][name] = max(peak["procs"].get(name, 0), hwm)
+        stop.wait(0.5)
 
 
 def _descendant_peaks() -> dict[str, int]:
@@ -78,15 +87,7 @@ def main() -> int:
     for task_id in [t for t in args.tasks.split(",") if t]:
         peak: dict[str, Any] = {"disk": 0, "procs": {}}
         stop = threading.Event()
-
-        def poll() -> None:
-            while not stop.is_set():
-                peak["disk"] = max(peak["disk"], _folder_bytes(tmp))
-                for name, hwm in _descendant_peaks().items():
-                    peak["procs"][name] = max(peak["procs"].get(name, 0), hwm)
-                stop.wait(0.5)
-
-        watcher = threading.Thread(target=poll, daemon=True)
+        watcher = threading.Thread(target=_watch_peaks, args=(tmp, stop, peak), daemon=True)
         watcher.start()
         t0 = time.perf_counter()
         score = score_kernel(suite, task_id, SOLUTIONS / task_id / "kernel.py", device="cuda",
@@ -107,7 +108,8 @@ def main() -> int:
         print(json.dumps(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
-    print(f"{'task':16s} {'verdict':10s} {'wall s':>7s} {'speedup':>8s} {'workers RSS GB':>14s} {'judge RSS GB':>12s} {'disk GB':>8s}")
+    print(f"{'task':16s} {'verdict':10s} {'wall s':>7s} {'speedup':>8s} {'workers RSS GB':>14s} {'judge RSS GB':>12s} "
+          f"{'disk GB':>8s}")
     for r in rows:
         print(f"{r['task']:16s} {r['verdict']:10s} {r['wall_s']:7.1f} {r['speedup'] or 0:8.3f} "
               f"{r['peak_worker_rss_gb']:14.2f} {r['judge_maxrss_gb']:12.2f} {r['peak_disk_gb']:8.3f}")

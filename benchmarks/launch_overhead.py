@@ -65,8 +65,8 @@ def child(task_id: str, parts: set[str]) -> dict[str, float]:
     import torch
     import triton.testing
 
-    from scorer.tasks.suites import load_suite
     from scorer.tasks.load import build_model, load_module, make_inputs
+    from scorer.tasks.suites import load_suite
 
     task = load_suite("kernelbench").tasks[task_id]
     ref_mod = load_module(task.path, "overhead_task")

@@ -94,11 +94,13 @@ async def measure(requests: int, body_kb: int, stream: bool, folder: Path) -> di
                     if i >= 5:  # warm-up: connection pools, first transcript writes
                         sink.append(time.perf_counter() - t0)
                 messages = messages + [
-                    {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "ls"}}]},
-                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "kernel.py\n" * 20}]},
+                    {"role": "assistant",
+                     "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "ls"}}]},
+                    {"role": "user",
+                     "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "kernel.py\n" * 20}]},
                 ]
         inside = proxy.overhead_s[5:]
-    added = [t - d for t, d in zip(through_s, direct_s)]
+    added = [t - d for t, d in zip(through_s, direct_s, strict=True)]  # one direct and one proxied call per request
     return {
         "direct_ms": statistics.median(direct_s) * 1e3,
         "through_ms": statistics.median(through_s) * 1e3,

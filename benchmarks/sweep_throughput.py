@@ -238,7 +238,8 @@ def main() -> None:
                 r = asyncio.run(run_level(args.mode, args.trials, c, args.trial_ms / 1000, root / str(i), executor))
                 label = executor if executor == "local" else ("ray cold" if executors.index("ray") == i else "ray warm")
                 print(f"{label:>8} {c:>5} {r['trials']:>6} {r['wall_s']:>8.2f} {r['trials_per_min']:>11.1f} "
-                      f"{r['trial_s_median']:>13.3f} {r['wait_s_median']:>12.3f} {r['overhead_ms_median']:>18.2f} {r['overhead_ms_p90']:>18.2f}",
+                      f"{r['trial_s_median']:>13.3f} {r['wait_s_median']:>12.3f} {r['overhead_ms_median']:>18.2f} "
+                      f"{r['overhead_ms_p90']:>18.2f}",
                       flush=True)
     finally:
         if cluster is not None or args.ray_address:

@@ -22,8 +22,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -84,9 +85,9 @@ def _variant_loop(fn: Callable[..., Any], sets: list[list[Any]], device: Any, mo
 def child(task_id: str, device_name: str, small: bool, reps: int) -> dict[str, Any]:
     import torch
 
-    from scorer.tasks.suites import load_suite
-    from scorer.tasks.load import build_model, load_module, make_inputs, to_device
     from scorer.gpu.timing import TimingPlan, capture_clock, time_forward
+    from scorer.tasks.load import build_model, load_module, make_inputs, to_device
+    from scorer.tasks.suites import load_suite
 
     device = torch.device(device_name)
     task = load_suite("demo").tasks[task_id]
@@ -142,7 +143,7 @@ def main() -> int:
         return 0
     results: dict[str, Any] = {}
     for task in args.tasks.split(","):
-        for i in range(args.processes):
+        for _ in range(args.processes):
             cmd = [sys.executable, __file__, "--child", task, "--device", args.device, "--reps", str(args.reps)]
             proc = subprocess.run(cmd + (["--small"] if args.small else []), capture_output=True, text=True,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
@@ -168,7 +169,7 @@ def table(results: dict[str, list[dict[str, Any]]]) -> str:
                 continue
             base = [r["baseline"]["median"] for r in recs]
             kern = [r["kernel"]["median"] for r in recs]
-            speed = [b / k for b, k in zip(base, kern) if k > 0]
+            speed = [b / k for b, k in zip(base, kern, strict=True) if k > 0]
             spread = (max(speed) - min(speed)) / statistics.median(speed) if speed else float("nan")
             k0 = recs[0]["kernel"]
             extra = ""

@@ -10,9 +10,9 @@ real scripted trial, from a real `kernelarena sweep` of the swish task run first
 chromium (Playwright) to measure:
 
 - leaderboard first paint: navigation start to the leaderboard's rows painted (the next animation
-  frame after they exist), and to the task x model matrix painted, cold (the browser's first page of the session, and the server builds
-  the board and its 1000-resample bootstrap) and warm (cached until the sweep changes); and the
-  server's cold build alone;
+  frame after they exist), and to the task x model matrix painted, cold (the browser's first page
+  of the session, and the server builds the board and its 1000-resample bootstrap) and warm
+  (cached until the sweep changes); and the server's cold build alone;
 - transcript load: navigation start to the first page of events painted, cold (the server takes
   the file's line offsets) and warm; the next page after a scroll to the end; and the time for
   the page to fetch the whole transcript through the paged API;
@@ -42,6 +42,7 @@ from orchestrator.bootstrap import bootstrap  # noqa: E402
 from orchestrator.web.catalog import Catalog  # noqa: E402
 from tests.web.browser import chromium, serve  # noqa: E402
 from tests.web.factory import TemplateTrial, ledger_board, planned_sweep, real_sweep, run_sweep, templates  # noqa: E402
+
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => r(performance.now())))"
 # Scroll to the end n times; the median time until the next page's events are in the DOM and painted.
 SCROLL = """async (n) => {
@@ -100,12 +101,15 @@ def main() -> None:
     long_trial = build(root, args.models, args.samples, args.events, args.templates)
     built_s = time.perf_counter() - t0
     big = json.loads((root / "big" / "index.json").read_text())
-    rows: list[tuple[str, str]] = [("sweep folders built (s)", f"{built_s:.1f}"),
-                                   ("trials on the board", f"{len(big['trials'])} ({args.models} models x 41 tasks x {args.samples})")]
+    rows: list[tuple[str, str]] = [
+        ("sweep folders built (s)", f"{built_s:.1f}"),
+        ("trials on the board", f"{len(big['trials'])} ({args.models} models x 41 tasks x {args.samples})"),
+    ]
     catalog = Catalog([root], resamples=1000)
     t = time.perf_counter()
     catalog.board("big", "kernelbench")
-    rows.append(("server alone: board built cold, ledger read and 1000-resample bootstrap (ms)", f"{(time.perf_counter() - t) * 1e3:.0f}"))
+    rows.append(("server alone: board built cold, ledger read and 1000-resample bootstrap (ms)",
+                 f"{(time.perf_counter() - t) * 1e3:.0f}"))
     with serve([root], resamples=1000) as url, chromium() as ctx:
         page = ctx.new_page()
         board = f"{url}/#/board/big/kernelbench"
@@ -115,7 +119,8 @@ def main() -> None:
         warm = [timed_goto(page, board, "#plot-speedup svg.main-svg") for _ in range(args.repeats)]
         rows.append(("board with its plots drawn, warm (ms, best)", f"{min(warm):.0f}"))
         trial = f"{url}/#/trial/long/{quote(long_trial, safe='')}"
-        rows.append((f"transcript of {args.events} events, first page painted, cold (ms)", f"{timed_goto(page, trial, '.ev'):.0f}"))
+        rows.append((f"transcript of {args.events} events, first page painted, cold (ms)",
+                     f"{timed_goto(page, trial, '.ev'):.0f}"))
         warm = [timed_goto(page, trial, ".ev") for _ in range(args.repeats)]
         rows.append((f"transcript of {args.events} events, first page painted, warm (ms, best)", f"{min(warm):.0f}"))
         scrolled = page.evaluate(SCROLL, 5)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import statistics
@@ -34,26 +36,25 @@ import subprocess
 import sys
 import threading
 import time
-import multiprocessing
-import multiprocessing.util
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scorer.judge.pool import judge_pool  # noqa: E402
-from scorer.judge.session import ScoringSession  # noqa: E402
+from scorer.aggregate import KernelResult, summarize  # noqa: E402
+from scorer.checks.dynamic import _NO_CONTRACTION_CATEGORIES  # noqa: E402
 from scorer.gpu.lock import TRACE_ENV  # noqa: E402
 from scorer.gpu.lock_trace import occupancy, read_trace  # noqa: E402
-from scorer.aggregate import KernelResult, summarize  # noqa: E402
+from scorer.judge.pool import judge_pool  # noqa: E402
+from scorer.judge.session import ScoringSession  # noqa: E402
 from scorer.options import ScoreOptions  # noqa: E402
-from scorer.checks.dynamic import _NO_CONTRACTION_CATEGORIES  # noqa: E402
 from scorer.tasks.suites import Suite, Task, load_suite  # noqa: E402
-from tests.hacks.gpu_corpus import clip  # noqa: E402
 from scripts.gpu_results import commit_here, real_selected, record_from_run, validate  # noqa: E402
+from tests.hacks.gpu_corpus import clip  # noqa: E402
 
 # Ceilings used when the `ceilings` part did not run: this workplace's H200 readings (KINDS.md:
 # ~4.3 TB/s device copy, ~790 TFLOP/s dense bf16), TF32 and fp32 from the datasheet.
@@ -166,7 +167,7 @@ def part_ceilings(out: Path, device: str) -> tuple[list[str], dict[str, float]]:
     for name, dtype, tf32 in (("bf16", torch.bfloat16, False), ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
-        peaks[name] = 2 * n**3 / bench(lambda: a @ b, reps=5 if name == "fp32" else 10)
+        peaks[name] = 2 * n**3 / bench(partial(torch.matmul, a, b), reps=5 if name == "fp32" else 10)
     torch.backends.cuda.matmul.allow_tf32 = False
     peaks["fp8"] = 2 * peaks["bf16"]  # datasheet ratio; torch has no portable fp8 GEMM to time here
     (out / "ceilings.json").write_text(json.dumps(peaks, indent=1))
@@ -326,7 +327,8 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
         if missing:
             lines.append(f"  not run (budget): {' '.join(missing)}")
         lines.append(f"  {suite.name} over the {len(suite_rows)} scored: score {summary.score:.3f} = mean "
-                     f"{summary.mean_speedup or 0:.3f} x median {summary.median_speedup or 0:.3f} x pass@1 {summary.pass_rate:.3f}; "
+                     f"{summary.mean_speedup or 0:.3f} x median {summary.median_speedup or 0:.3f} "
+                     f"x pass@1 {summary.pass_rate:.3f}; "
                      f"geomean {summary.geomean_speedup or 0:.3f}; fast_1 {summary.fast_p:.3f}")
     every = [r for suite_rows in rows.values() for r in suite_rows]
     (out / f"suites_summary{tag}.json").write_text(json.dumps(  # the record's figures (scripts/gpu_results.py)
@@ -490,7 +492,8 @@ def part_sweep(out: Path, device: str, budget: Budget) -> list[str]:
         speedup = trial.get("speedup")
         outcome = (f"speedup {speedup:.3f}" if isinstance(speedup, float)
                    else f"{','.join(trial.get('hacks') or [])} {(trial.get('error') or '')[:120]}")
-        lines.append(f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} | {outcome}")
+        lines.append(f"  {trial.get('task')} | {trial.get('model_id')} | {trial.get('state')} | {trial.get('verdict')} "
+                     f"| {outcome}")
     return lines
 
 
@@ -532,7 +535,8 @@ def main() -> None:
     parser.add_argument("--suites", default="kernelbench,fp4-quant")
     parser.add_argument("--tasks", default="", help="comma list of task ids: score only these suite tasks")
     parser.add_argument("--only", default="", help="corpus parts: comma list, only entries whose name contains one of these")
-    parser.add_argument("--only-attacks", default=None, help="attacks part: overrides --only (e.g. stream-injection,timer-patching)")
+    parser.add_argument("--only-attacks", default=None,
+                        help="attacks part: overrides --only (e.g. stream-injection,timer-patching)")
     parser.add_argument("--workers", type=int, default=4, help="kernels scored at once (suites, corpus)")
     parser.add_argument("--suite-workers", default="", help="suites part: comma list of kernels scored at once, "
                         "one run of the suites for each (default: --workers)")

@@ -64,7 +64,8 @@ def main() -> int:
                      "document.getElementById('matrix-legend').scrollIntoView({block: 'start'}); window.scrollBy(0, -60)"),
                     ("kernel", f"{base}/#/kernel/demo/kernelbench/{trial['task']}?trial={quote(trial['trial_id'], safe='')}",
                      "details.trial[open] pre.code span", "window.scrollTo(0, 0)"),
-                    ("transcript", f"{base}/#/trial/demo/{quote(trial['trial_id'], safe='')}", ".ev[data-type='trial_end']", None),
+                    ("transcript", f"{base}/#/trial/demo/{quote(trial['trial_id'], safe='')}",
+                     ".ev[data-type='trial_end']", None),
                 ]
                 for name, url, ready, then in shots:
                     path = args.out / f"{name}-{size}.png"

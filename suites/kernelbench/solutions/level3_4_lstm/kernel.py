@@ -137,10 +137,10 @@ class ModelNew(nn.Module):
         self.lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
 
     def forward(self, x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor) -> torch.Tensor:
-        B, T, I = x.shape
+        B, T, IN = x.shape
         HID = self.lstm.hidden_size
         # The input projection has no recurrence: one large GEMM for every time step at once.
-        xg = _linear(x.contiguous().view(B * T, I), self.lstm.weight_ih_l0).view(B, T, 4 * HID)
+        xg = _linear(x.contiguous().view(B * T, IN), self.lstm.weight_ih_l0).view(B, T, 4 * HID)
         out = torch.empty((B, T, HID), device=x.device, dtype=torch.float32)
         c = torch.empty((B, HID), device=x.device, dtype=torch.float32)
         h0 = h0.contiguous()

@@ -62,10 +62,10 @@ def _decode_combine_kernel(m_in, l_in, acc_in, o_ptr, GROUP: tl.constexpr, GP: t
     rd = tl.arange(0, HEAD_DIM)
     state = bk * N_SPLITS + rs
     m = tl.load(m_in + state[:, None] * GP + rg[None, :])
-    l = tl.load(l_in + state[:, None] * GP + rg[None, :])
+    row_sum = tl.load(l_in + state[:, None] * GP + rg[None, :])
     m_max = tl.max(m, axis=0)
     w = tl.math.exp2(m - m_max[None, :])  # empty slices carry m = -inf and weigh 0
-    denom = tl.sum(l * w, axis=0)
+    denom = tl.sum(row_sum * w, axis=0)
     acc = tl.load(acc_in + (state[:, None, None] * GP + rg[None, :, None]) * HEAD_DIM + rd[None, None, :])
     o = tl.sum(acc * w[:, :, None], axis=0) / denom[:, None]
     tl.store(o_ptr + (bk * GROUP + rg[:, None]) * HEAD_DIM + rd[None, :], o, mask=rg[:, None] < GROUP)
@@ -88,13 +88,13 @@ class ModelNew(nn.Module):
         split_len = triton.cdiv(triton.cdiv(L, n_splits), block_n) * block_n
         dev = q.device
         m = torch.empty((B * Hkv, n_splits, gp), device=dev, dtype=torch.float32)
-        l = torch.empty((B * Hkv, n_splits, gp), device=dev, dtype=torch.float32)
+        row_sum = torch.empty((B * Hkv, n_splits, gp), device=dev, dtype=torch.float32)
         acc = torch.empty((B * Hkv, n_splits, gp, D), device=dev, dtype=torch.float32)
         _decode_split_kernel[(B * Hkv, n_splits)](
-            q, k_cache, v_cache, cache_seqlens, m, l, acc, Hkv, L, split_len, D ** -0.5 * 1.4426950408889634,
+            q, k_cache, v_cache, cache_seqlens, m, row_sum, acc, Hkv, L, split_len, D ** -0.5 * 1.4426950408889634,
             GROUP=group, GP=gp, HEAD_DIM=D, BLOCK_N=block_n, N_SPLITS=n_splits, num_warps=4, num_stages=3,
         )
         o = torch.empty((B, Hq, D), device=dev, dtype=torch.float32)
-        _decode_combine_kernel[(B * Hkv,)](m, l, acc, o, GROUP=group, GP=gp, HEAD_DIM=D, N_SPLITS=n_splits,
+        _decode_combine_kernel[(B * Hkv,)](m, row_sum, acc, o, GROUP=group, GP=gp, HEAD_DIM=D, N_SPLITS=n_splits,
                                            num_warps=4)
         return o
