@@ -339,7 +339,8 @@ def test_each_import_name_maps_to_a_declared_distribution_that_provides_it() -> 
 def test_suites_import_only_what_the_scorer_image_has() -> None:
     """Task and solution files run in the scorer's workers, inside any PyTorch image."""
     wrong = [f"{i.module}:{i.line} imports {i.target}" for i in _imports()
-             if i.module.split(".")[0] == SUITES and not _is_stdlib(i.target) and i.target.split(".")[0] not in SCORER_THIRD_PARTY]
+             if i.module.split(".")[0] == SUITES and not _is_stdlib(i.target)
+             and i.target.split(".")[0] not in SCORER_THIRD_PARTY]
     assert not wrong, "\n".join(wrong)
 
 

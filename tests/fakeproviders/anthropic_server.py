@@ -2,10 +2,11 @@
 
 Use it like ``FakeOpenAIServer`` (see openai_server.py): ``base_url`` is the server root (the SDK
 appends ``/v1/messages``); the key must arrive in ``x-api-key`` or as ``Authorization: Bearer``
-(anthropic>=2 sends the latter) and ``anthropic-version`` must be sent. Replies are ``message`` objects with ``text`` and ``tool_use`` content blocks,
-``stop_reason`` and ``usage``; errors use ``{"type": "error", "error": {type, message}}``.
-Requests the real API rejects get a 400: a ``system`` role among the messages, a ``tool_use``
-whose ``tool_result`` is not in the next user message, results placed after text, empty text.
+(anthropic>=2 sends the latter) and ``anthropic-version`` must be sent. Replies are ``message``
+objects with ``text`` and ``tool_use`` content blocks, ``stop_reason`` and ``usage``; errors use
+``{"type": "error", "error": {type, message}}``. Requests the real API rejects get a 400: a
+``system`` role among the messages, a ``tool_use`` whose ``tool_result`` is not in the next user
+message, results placed after text, empty text.
 """
 
 from __future__ import annotations

@@ -69,8 +69,9 @@ class FakeOpenAIResponsesServer(FakeOpenAIServer):
             "id": f"resp_fake{number}", "object": "response", "created_at": int(time.time()),
             "status": "incomplete" if incomplete else "completed", "incomplete_details": incomplete,
             "model": model, "output": output, "error": None,
-            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": reply.cache_read_tokens}, "output_tokens": completion,
-                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion},
+            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+                      "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": prompt + completion},
         }
 
     async def stream(self, request: web.Request, payload: dict[str, Any]) -> web.StreamResponse:

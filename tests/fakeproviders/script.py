@@ -10,8 +10,9 @@ a list (entry i for request i+1, ``None`` to pass), a dict, or a callable ``(n) 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any
 
 
 @dataclass
@@ -35,12 +36,12 @@ class Reply:
     stop: str | None = None  # neutral override: "max_tokens" or "content_filter"
 
     @classmethod
-    def say(cls, text: str, **kw: Any) -> "Reply":
+    def say(cls, text: str, **kw: Any) -> Reply:
         return cls(text=text, **kw)
 
     @classmethod
     def tool(cls, name: str, arguments: dict[str, Any] | str, *, text: str = "", id: str | None = None,
-             **kw: Any) -> "Reply":
+             **kw: Any) -> Reply:
         return cls(text=text, tool_calls=[ToolUse(name, arguments, id)], **kw)
 
     def output_estimate(self) -> int:
@@ -70,46 +71,46 @@ class Failure:
         return self.malformed or self.cut_after_first or self.hang_mid_s > 0
 
     @classmethod
-    def malformed_body(cls) -> "Failure":
+    def malformed_body(cls) -> Failure:
         return cls(malformed=True)
 
     @classmethod
-    def cut_stream(cls) -> "Failure":
+    def cut_stream(cls) -> Failure:
         return cls(cut_after_first=True)
 
     @classmethod
-    def hang_mid_stream(cls, hang_s: float) -> "Failure":
+    def hang_mid_stream(cls, hang_s: float) -> Failure:
         return cls(hang_mid_s=hang_s)
 
     @classmethod
-    def hang(cls, hang_s: float) -> "Failure":
+    def hang(cls, hang_s: float) -> Failure:
         """No byte of the reply for ``hang_s`` (then the normal answer, if anyone still waits)."""
         return cls.slow(hang_s)
 
     @classmethod
-    def rate_limit(cls, retry_after: float | None = None) -> "Failure":
+    def rate_limit(cls, retry_after: float | None = None) -> Failure:
         return cls(status=429, retry_after=retry_after)
 
     @classmethod
-    def server_error(cls, status: int = 500) -> "Failure":
+    def server_error(cls, status: int = 500) -> Failure:
         return cls(status=status)
 
     @classmethod
-    def http(cls, status: int, message: str | None = None) -> "Failure":
+    def http(cls, status: int, message: str | None = None) -> Failure:
         return cls(status=status, message=message)
 
     @classmethod
-    def drop_connection(cls) -> "Failure":
+    def drop_connection(cls) -> Failure:
         return cls(drop=True)
 
     @classmethod
-    def slow(cls, stall_s: float) -> "Failure":
+    def slow(cls, stall_s: float) -> Failure:
         """Answer normally, but only after ``stall_s`` (to exercise client timeouts)."""
         return cls(stall_s=stall_s, answer_after_stall=True)
 
 
-Script = Union[Sequence[Reply], Callable[[Any], Reply]]
-Failures = Union[Sequence[Union[Failure, None]], Mapping[int, Failure], Callable[[int], Union[Failure, None]], None]
+Script = Sequence[Reply] | Callable[[Any], Reply]
+Failures = Sequence[Failure | None] | Mapping[int, Failure] | Callable[[int], Failure | None] | None
 
 
 def failure_for(failures: Failures, number: int) -> Failure | None:

@@ -100,14 +100,14 @@ class FakeProviderServer:
         return f"http://127.0.0.1:{self.port}"
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def __enter__(self) -> "FakeProviderServer":
+    def __enter__(self) -> FakeProviderServer:
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    async def __aenter__(self) -> "FakeProviderServer":
+    async def __aenter__(self) -> FakeProviderServer:
         return self.__enter__()
 
     async def __aexit__(self, *exc: object) -> None:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from scorer.checks.catalog import get_pattern
+from scorer.judge.session import ScoringSession
 from scorer.options import ScoreOptions
 from scorer.score import Score
-from scorer.judge.session import ScoringSession
 from scorer.tasks.suites import Suite, load_suite
 
 HERE = Path(__file__).resolve().parent

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     with judges, ThreadPoolExecutor(max(1, args.workers)) as pool:
         finished = list(pool.map(run_one, entries))
     rows = [r for r in finished if r is not None]
-    skipped = [e.name for e, r in zip(entries, finished) if r is None]
+    skipped = [e.name for e, r in zip(entries, finished, strict=True) if r is None]
 
     table = []
     for p in PATTERNS:

@@ -146,7 +146,8 @@ REFUSED = {
     "C++ PySys_": 'S = r"""#include <torch/extension.h>\nvoid f() { PySys_SetObject("x", 0); }"""\n',
     "C++ py::module_::import": 'S = r"""#include <torch/extension.h>\nvoid f() { py::module_::import("sys"); }"""\n',
     "C++ PyEval_SetProfile": 'S = r"""#include <torch/extension.h>\nvoid f() { PyEval_SetProfile(0, 0); }"""\n',
-    "C++ PyObject_GetAttr": 'S = r"""#include <torch/extension.h>\nvoid f(PyObject* o, PyObject* n) { PyObject_GetAttr(o, n); }"""\n',
+    "C++ PyObject_GetAttr":
+        'S = r"""#include <torch/extension.h>\nvoid f(PyObject* o, PyObject* n) { PyObject_GetAttr(o, n); }"""\n',
     "C++ fork": 'S = r"""#include <unistd.h>\nvoid f() { fork(); }"""\n',
     "C++ syscall": 'S = r"""#include <unistd.h>\nlong f() { return syscall(39); }"""\n',
     "C++ ::dup2": 'S = r"""#include <unistd.h>\nvoid f() { ::dup2(3, 4); }"""\n',
@@ -162,7 +163,8 @@ HONEST = {
     "literal getattr with a default": "import torch\nF8 = getattr(torch, 'float8_e4m3fn', None)\n",
     "hasattr on a literal": "import torch\nOK = hasattr(torch, 'compile') and hasattr(torch, 'float8_e4m3fn')\n",
     "getattr over literal names": "class M:\n    def f(self):\n        for name in ('w1', 'w2'):\n"
-                                  "            getattr(self, name).zero_()\n        return [getattr(self, n) for n in ['a', 'b']]\n",
+                                  "            getattr(self, name).zero_()\n"
+                                  "        return [getattr(self, n) for n in ['a', 'b']]\n",
     "vars(self) and self.__dict__": "class M:\n    def __repr__(self):\n        return str(vars(self)) + str(self.__dict__)\n",
     "torch.compile and module.eval": "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
                                      "        super().__init__()\n        self.eval()\n        self.f = torch.compile(self.g)\n"

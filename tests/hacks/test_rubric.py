@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from scorer.checks.rubric import rubric_findings
-from scorer.tasks.rubric import Rubric
 from scorer.errors import ScorerUserError
+from scorer.tasks.rubric import Rubric
 from scorer.tasks.suites import load_suite
 
 SUITE = Path(__file__).resolve().parent / "suites" / "rubric"

@@ -13,7 +13,10 @@ from scorer.tasks.suites import LibraryPolicy
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 
 
-def _findings(body: str, policy: LibraryPolicy = LibraryPolicy(), dtype: str | None = "float32"):
+DEFAULT_POLICY = LibraryPolicy()
+
+
+def _findings(body: str, policy: LibraryPolicy = DEFAULT_POLICY, dtype: str | None = "float32"):
     return analyze_source(HEADER + textwrap.dedent(body), "kernel.py", policy, task_dtype=dtype)
 
 
@@ -43,7 +46,8 @@ LIBRARY_CALLS = {
     "method of an own attribute": _forward("self.w = y\nreturn self.w.inner(x)"),
     "bound method of a tensor": _forward("f = x.inner\nreturn f(y)"),
     # A device test the kernel controls does not make a branch dead on the GPU.
-    "fallback behind a CPU tensor of its own": _forward("t = torch.empty(1)\nif not t.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
+    "fallback behind a CPU tensor of its own":
+        _forward("t = torch.empty(1)\nif not t.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
     "fallback after rebinding the input": _forward("x = x.cpu()\nif not x.is_cuda:\n    return torch.sigmoid(x)\nreturn x"),
     "fallback behind an always-true test": _forward("if not x.is_cuda or True:\n    return torch.sigmoid(x)\nreturn x"),
     "fallback inside a loop that rebinds": _forward("for _ in range(2):\n    if not x.is_cuda:\n        return torch.sigmoid(x)\n"
@@ -168,15 +172,15 @@ torch::Tensor run(torch::Tensor x) { return at::_ops::sigmoid::redispatch(c10::D
 }
 
 
-def _library_ops(body: str, policy: LibraryPolicy = LibraryPolicy()) -> list[str]:
+def _library_ops(body: str, policy: LibraryPolicy = DEFAULT_POLICY) -> list[str]:
     return forward_library_ops(HEADER + textwrap.dedent(body), "kernel.py", policy)
 
 
 # What static analysis still rejects by itself: compute the run-time monitor cannot measure
 # (numpy, C++ ATen/cuBLAS, compilers) and the task's reference. Torch ops are resolved the same
 # way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
-STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm", "compile",
-                  "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
+STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm",
+                  "compile", "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
                   "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp",
                   "cpp calls a backend kernel directly", "cpp excludes the Python dispatch key", "cpp redispatches"}
 
@@ -336,7 +340,8 @@ HONEST = {
     "compile switched off around a launch": _forward("""
         if not torch.compiler.is_compiling():
             return _launch(x)
-        return x""", "@torch.compiler.disable\ndef _launch(x):\n    return x\n@torch._dynamo.disable\ndef _other(x):\n    return x"),
+        return x""", "@torch.compiler.disable\ndef _launch(x):\n    return x\n"
+                     "@torch._dynamo.disable\ndef _other(x):\n    return x"),
     "a self-test block that exits": _forward("return x") + """
 if __name__ == "__main__":
     import sys

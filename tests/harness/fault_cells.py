@@ -9,9 +9,10 @@ heal ends it at once. Timeouts and waits are short (MATRIX_OPTIONS) so the matri
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.fakeproviders import Failure, FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer, FakeProviderServer
 from tests.fakeproviders.openai_responses_server import FakeOpenAIResponsesServer

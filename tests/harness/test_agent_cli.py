@@ -115,7 +115,9 @@ async def test_claude_code_is_cut_off_by_the_token_budget_and_its_kernel_scored(
 async def test_claude_code_is_cut_off_by_the_wall_time_budget(tmp_path: Path, monkeypatch) -> None:
     with FakeAnthropicServer(script=claude_script("ls"), api_key=KEY) as server:
         # The second model turn hangs; the CLI is stopped when the trial's 10 s are up.
-        server.failures = lambda n: Failure.slow(60) if len(model_turns(server)) == 2 and server.requests[n - 1].path == "/v1/messages" else None
+        server.failures = lambda n: (
+            Failure.slow(60) if len(model_turns(server)) == 2 and server.requests[n - 1].path == "/v1/messages" else None
+        )
         outcome = await run_claude(tmp_path, monkeypatch, server, budget={"wall_time_s": 10})
     assert outcome.exit_reason == "budget:wall_time"
     assert outcome.verdict == "no_kernel"  # it had not written one yet

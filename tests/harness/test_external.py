@@ -49,7 +49,8 @@ async def test_external_cli_writes_the_kernel_and_its_output_is_recorded(tmp_pat
 
 
 async def test_failing_cli_is_an_error_exit_and_timeout_is_a_wall_time_budget(tmp_path: Path) -> None:
-    failed = await trial(tmp_path / "fail", "scripted:reference", harness="external", harness_options={"command": "echo oops; exit 7"})
+    failed = await trial(tmp_path / "fail", "scripted:reference", harness="external",
+                         harness_options={"command": "echo oops; exit 7"})
     assert (failed.exit_reason, failed.verdict) == ("error", "no_kernel")
     slow = await trial(tmp_path / "slow", "scripted:reference", harness="external",
                        harness_options={"command": "sleep 30"}, budget={"wall_time_s": 1})

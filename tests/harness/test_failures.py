@@ -10,9 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
 
@@ -62,7 +62,8 @@ async def test_a_refused_key_ends_the_loop_as_a_credentials_failure(tmp_path: Pa
 
 
 async def test_a_broken_scorer_is_a_runtime_error_outcome_not_a_crash(tmp_path: Path) -> None:
-    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    script = craft_transcript(tmp_path / "script.jsonl",
+                              [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
     out = tmp_path / "trial"
     outcome = await trial(out, f"replay:{script}", score_timeout_s=0.5)
     assert outcome.verdict == "runtime_error"
@@ -116,7 +117,8 @@ async def test_a_scorer_that_broke_scores_the_kernel_again(tmp_path: Path, monke
 
     monkeypatch.setattr(trial_module, "SCORER_RETRY_WAITS_S", (0.2, 0.2))
     suite = _flaky_suite(tmp_path / "suite", recovers)
-    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    script = craft_transcript(tmp_path / "script.jsonl",
+                              [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
     out = tmp_path / "trial"
     outcome = await trial(out, f"replay:{script}", suite=str(suite), trial_id="flaky/swish/replay/0")
     evs = assert_complete_transcript(out)
@@ -165,7 +167,8 @@ async def test_cancellation_closes_the_sandbox_and_records_the_interruption(tmp_
     evs = events(out)
     end = evs[-1]["payload"]
     assert evs[-1]["type"] == "trial_end" and end["interrupted"] is True and end["exit_reason"] == "interrupted"
-    workdir = next(e["payload"]["workdir"] for e in evs if e["type"] == "harness_event" and e["payload"]["kind"] == "sandbox_opened")
+    workdir = next(e["payload"]["workdir"] for e in evs
+                   if e["type"] == "harness_event" and e["payload"]["kind"] == "sandbox_opened")
     assert not Path(workdir).exists()
 
 
@@ -220,7 +223,8 @@ async def test_a_scorer_that_refuses_its_input_stops_with_the_fix_instead_of_a_v
                                       '[tasks.swish]\nlevel = 1\ncategory = "activation"\ndtype = "float32"\n')
     (suite / "swish.py").write_text("import kernelarena_no_such_package  # noqa\n"
                                     + (REPO / "suites" / "demo" / "swish.py").read_text())
-    script = craft_transcript(tmp_path / "script.jsonl", [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
+    script = craft_transcript(tmp_path / "script.jsonl",
+                              [("", [("write_file", {"path": "kernel.py", "content": SWISH.read_text()})])])
     out = tmp_path / "trial"
     with pytest.raises(ScoringRefused, match="imports 'kernelarena_no_such_package'.*pip install"):
         await run_trial(spec(f"replay:{script}", suite=str(suite), trial_id="needs_pkg/swish/replay/0"), out)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.launch import run_sweep
 from orchestrator.limits import CircuitBreaker
 from orchestrator.prepare import prepare_sweep
-from orchestrator.launch import run_sweep
 from tests.fakeproviders import Failure, FakeOpenAIServer, Reply
 from tests.harness.fault_cells import MODEL_TURN_PATHS
 from tests.orchestrator.sweep_helpers import REPO, cli, ledger_rows, write_spec

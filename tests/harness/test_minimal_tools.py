@@ -12,11 +12,13 @@ FAKE_KEY = "fake-secret-key-value-0123456789"
 async def test_secrets_in_env_and_tool_output_are_redacted(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("KERNELARENA_TEST_API_KEY", FAKE_KEY)
     script = craft_transcript(tmp_path / "script.jsonl", [
-        ("", [("bash", {"command": "echo key=$SANDBOX_SECRET; echo sk-live-ABCDEFGHIJKLMNOPQRST; echo auth: Bearer abcdefghij0123456789"})]),
+        ("", [("bash", {"command": "echo key=$SANDBOX_SECRET; echo sk-live-ABCDEFGHIJKLMNOPQRST; "
+                                   "echo auth: Bearer abcdefghij0123456789"})]),
         (f"the key was {FAKE_KEY}", []),
     ])
     out = tmp_path / "trial"
-    outcome = await trial(out, f"replay:{script}", sandbox={"backend": "process", "env": {"SANDBOX_SECRET": "sandbox-secret-value-42"}})
+    outcome = await trial(out, f"replay:{script}",
+                          sandbox={"backend": "process", "env": {"SANDBOX_SECRET": "sandbox-secret-value-42"}})
     text = (out / "transcript.jsonl").read_text()
     for secret in (FAKE_KEY, "sandbox-secret-value-42", "sk-live-ABCDEFGHIJKLMNOPQRST", "abcdefghij0123456789"):
         assert secret not in text

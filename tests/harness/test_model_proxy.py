@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,7 +146,8 @@ def test_reply_assembler_reads_anthropic_events_split_anywhere() -> None:
                                                                       "output_tokens": 1}}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Plan: tile it."}},
-        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "Write", "input": {}}},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "t1", "name": "Write", "input": {}}},
         {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"file_path": "k'}},
         {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 'ernel.py"}'}},
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}},

@@ -31,5 +31,6 @@ async def test_documented_plugin_harness_runs_a_trial(tmp_path: Path) -> None:
     outcome = await trial(out, f"replay:{script}", harness="critic", harness_options={"rounds": 3})
     assert (outcome.exit_reason, outcome.verdict) == ("done", "passed")
     evs = assert_complete_transcript(out)
-    assert any(e["type"] == "harness_event" and e["payload"].get("kind") == "self_test" and e["payload"]["exit_code"] == 0 for e in evs)
+    assert any(e["type"] == "harness_event" and e["payload"].get("kind") == "self_test" and e["payload"]["exit_code"] == 0
+               for e in evs)
     assert evs[0]["payload"]["prompt"]["file"] == "generic_v1.md"

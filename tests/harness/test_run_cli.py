@@ -49,7 +49,7 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     chosen = {"--suite": "demo", "--task": "swish", "--model": "scripted:reference", "--out": str(tmp_path / "out")}
-    chosen.update(dict(zip(args[::2], args[1::2])))
+    chosen.update(dict(zip(args[::2], args[1::2], strict=True)))
     code, _, stderr = kernelarena(monkeypatch, capsys, "run", *[part for pair in chosen.items() for part in pair])
     assert code == 2, stderr
     lines = stderr.strip().splitlines()

@@ -164,7 +164,7 @@ async def test_max_tokens_stop_reason_and_options_sent(adapter: Adapter) -> None
 async def test_litellm_native_anthropic_route() -> None:
     """LiteLLM's own provider route (not the OpenAI-compatible one), pointed by api_base at a
     Messages-API server: the conversion chain neutral -> OpenAI format -> LiteLLM -> Anthropic holds."""
-    from tests.fakeproviders import FakeAnthropicServer, Failure
+    from tests.fakeproviders import Failure, FakeAnthropicServer
     from tests.models.conftest import KEY_ENV
 
     script = [Reply.tool("bash", {"command": "ls"}), Reply.say("ok", input_tokens=7, output_tokens=3)]

@@ -20,7 +20,7 @@ from scorer.aggregate import KernelResult, summarize
 def _model(speedups: list[float | None], verdicts: list[str] | None = None) -> dict[str, list[KernelResult]]:
     """One sample per task; None -> an incorrect kernel."""
     verdicts = verdicts or ["passed" if s is not None else "incorrect" for s in speedups]
-    return {f"t{i}": [KernelResult(f"t{i}", v, s)] for i, (s, v) in enumerate(zip(speedups, verdicts))}
+    return {f"t{i}": [KernelResult(f"t{i}", v, s)] for i, (s, v) in enumerate(zip(speedups, verdicts, strict=True))}
 
 
 def _flat(model: dict[str, list[KernelResult]]) -> list[KernelResult]:
@@ -216,7 +216,7 @@ def test_cli_json_and_markdown_carry_the_same_numbers(sweep_dir: Path) -> None:
     data = json.loads(js.stdout)
     assert data["bootstrap"]["resamples"] == 300 and data["bootstrap"]["seed"] == 9
     board = build_leaderboard(load_index(sweep_dir), resamples=300, seed=9)
-    for row, m in zip(data["models"], board.models):
+    for row, m in zip(data["models"], board.models, strict=True):
         assert row["model"] == m.model
         assert row["score_ci"] == (list(m.score_ci) if m.score_ci else None)
         assert row["order_confidence"] == m.order_confidence

@@ -64,7 +64,7 @@ def test_hand_worked_six_tasks_five_correct() -> None:
     incorrect: mean 9/5 = 1.8 and median 1.5 over the 5 correct, pass@1 5/6, score 1.8 x 1.5 x 5/6
     = 2.25. The strict variant counts the failure as 0: mean 9/6 = 1.5, median (1.0 + 1.5) / 2 =
     1.25, score 1.5 x 1.25 x 5/6 = 1.5625."""
-    results = [KernelResult(t, "passed", x) for t, x in zip("abcde", (1.0, 2.0, 0.5, 4.0, 1.5))]
+    results = [KernelResult(t, "passed", x) for t, x in zip("abcde", (1.0, 2.0, 0.5, 4.0, 1.5), strict=True)]
     results.append(KernelResult("f", "incorrect", 7.0))  # its speedup is never counted
     s = summarize(results)
     assert s.method == "published"

@@ -54,7 +54,7 @@ def long_names(big: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("boards") / "long"
     out.mkdir()
     index = json.loads((big / "index.json").read_text())
-    rename = dict(zip(sorted(index["models"]), LONG_NAMES))
+    rename = dict(zip(sorted(index["models"]), LONG_NAMES, strict=False))  # more names than the board needs
     index["models"] = {rename[m]: e for m, e in index["models"].items()}
     for t in index["trials"]:
         t["model"] = rename[t["model"]]
@@ -131,7 +131,8 @@ def test_table_markdown_json_and_html_agree_on_every_rank(big: Path, board_json:
         best, worst = m["rank_range"]
         expected = {"rank": str(m["rank"]), "strict rank": str(m["rank_strict"]),
                     "rank range": f"{best}-{worst}" if best != worst else str(best),
-                    "$/solved": f"${m['dollars_per_solved']:.2f}" if m["dollars_per_solved"] >= 1 else f"${m['dollars_per_solved']:.4f}"}
+                    "$/solved": (f"${m['dollars_per_solved']:.2f}" if m["dollars_per_solved"] >= 1
+                                 else f"${m['dollars_per_solved']:.4f}")}
         for column, text in expected.items():
             at = SUMMARY_COLUMNS.index(column)
             assert table[m["model"]][at] == text
@@ -233,7 +234,8 @@ def test_compare_and_the_kernel_lists_sort_tasks_as_people_read_them(big: Path) 
 
     index = load_index(big)
     tasks = [t["task"] for t in compare_models(index, "model-00", "model-01", resamples=0).tasks]
-    assert tasks.index("level1_2_tall_skinny_matmul") < tasks.index("level1_10_qk_softmax") < tasks.index("level2_1_gemm_bias_relu")
+    assert (tasks.index("level1_2_tall_skinny_matmul") < tasks.index("level1_10_qk_softmax")
+            < tasks.index("level2_1_gemm_bias_relu"))
     assert [k.task for k in build_leaderboard(index, resamples=0).kernels] == tasks
 
 

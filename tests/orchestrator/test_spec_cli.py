@@ -34,7 +34,8 @@ CASES = {
     "duplicate_names": (BASE + '[[models]]\nid = "scripted:reference"\n', "distinct `name`"),
     "missing_replay": (BASE.replace("scripted:reference", "replay:/no/such/transcript.jsonl"), "no transcript at"),
     "bad_gpu": (BASE.replace('name = "v"', 'name = "v"\ngpus = [7]'), "not visible"),
-    "unknown_executor": (BASE.replace('name = "v"', 'name = "v"\nexecutor = "dask"'), "executor: Input should be 'local' or 'ray'"),
+    "unknown_executor": (BASE.replace('name = "v"', 'name = "v"\nexecutor = "dask"'),
+                         "executor: Input should be 'local' or 'ray'"),
 }
 
 

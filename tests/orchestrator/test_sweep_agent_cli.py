@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.index import load_index
+from orchestrator.launch import run_sweep
 from orchestrator.leaderboard import build_leaderboard
 from orchestrator.prepare import prepare_sweep
-from orchestrator.launch import run_sweep
 from tests.fakeproviders import FakeAnthropicServer, Reply
 from tests.harness.helpers import SOLUTION, agents_image  # noqa: F401  (a fixture)
 from tests.orchestrator.sweep_helpers import assert_sweep_complete, write_spec

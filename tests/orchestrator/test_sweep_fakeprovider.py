@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.prepare import prepare_sweep
 from orchestrator.launch import run_sweep
+from orchestrator.prepare import prepare_sweep
 from tests.fakeproviders import Failure, FakeOpenAIServer, Reply
 from tests.orchestrator.sweep_helpers import REPO, assert_sweep_complete, events, ledger_rows, write_spec
 

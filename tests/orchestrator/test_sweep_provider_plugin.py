@@ -82,8 +82,8 @@ def build_plugin(root: Path) -> Path:
     info = root / "acme_models-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-models\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text((
-        "[kernelarena.models]\nacme = acme_models:PROVIDER\nbare = acme_models:create\nbroken = acme_gone:PROVIDER\n"))
+    (info / "entry_points.txt").write_text(
+        "[kernelarena.models]\nacme = acme_models:PROVIDER\nbare = acme_models:create\nbroken = acme_gone:PROVIDER\n")
     return root
 
 

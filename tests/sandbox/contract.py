@@ -108,7 +108,8 @@ async def check_env_scrubbed(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> No
     r = await sb.exec("echo $PER_CALL", env={"PER_CALL": "call-value"})
     assert r.stdout == "call-value\n"
     inside = dict(line.split("=", 1) for line in (await sb.exec("env")).stdout.splitlines() if "=" in line)
-    same = {k for k, v in inside.items() if os.environ.get(k) == v} - {"LANG", "SHLVL", "_", "PWD", "HOSTNAME", "PYTHONDONTWRITEBYTECODE"}  # set by the sandbox itself
+    set_by_sandbox = {"LANG", "SHLVL", "_", "PWD", "HOSTNAME", "PYTHONDONTWRITEBYTECODE"}
+    same = {k for k, v in inside.items() if os.environ.get(k) == v} - set_by_sandbox
     assert not same, f"host variables visible inside: {sorted(same)}"
 
 

@@ -10,9 +10,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -36,10 +37,11 @@ def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "locks"
 
 
-def _freezer_or_skip(sb: object) -> Path:
-    cgroup = getattr(sb, "freezer_cgroup")()
+def _freezer_or_skip(sb: Any) -> Path:
+    """`sb` is a process or docker sandbox: the base class has no freezer."""
+    cgroup: Path | None = sb.freezer_cgroup()
     if cgroup is None:
-        pytest.skip(f"no freezer cgroup for this sandbox: {sb.info.not_enforced.get('freeze')}")  # type: ignore[attr-defined]
+        pytest.skip(f"no freezer cgroup for this sandbox: {sb.info.not_enforced.get('freeze')}")
     return cgroup
 
 

@@ -302,5 +302,6 @@ async def test_commands_see_the_hosts_python_path_after_the_code(tmp_path, monke
     (extra / "ka_extra_pkg.py").chmod(0o644)
     monkeypatch.setenv("PYTHONPATH", str(extra))
     async with open_sandbox(cfg()) as sb:
-        r = await sb.exec(["python3", "-c", "import ka_extra_pkg, sys; print(ka_extra_pkg.VALUE, sys.path.index(%r) > 0)" % str(extra)])
+        probe = f"import ka_extra_pkg, sys; print(ka_extra_pkg.VALUE, sys.path.index({str(extra)!r}) > 0)"
+        r = await sb.exec(["python3", "-c", probe])
         assert r.stdout.strip() == "42 True", r.stderr

@@ -13,9 +13,10 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 import torch
@@ -256,7 +257,8 @@ def test_side_stream_work_past_the_end_event_is_stream_injection(
     (f,) = findings(run)
     assert f.pattern == "stream-injection" and "still busy" in f.evidence
     excess = statistics.median(run.drain_ms or []) - statistics.median(run.idle_drain_ms or [])
-    # the drain shows at least the side work past the end event (the token kernel runs beside it), less at most the scorer's own few steps
+    # the drain shows at least the side work past the end event (the token kernel runs beside it),
+    # less at most the scorer's own few steps
     # between the end event and the wait (a side kernel that starts after the start event leaves
     # more past the end event than this)
     assert excess >= hidden_ms - timed - 0.005

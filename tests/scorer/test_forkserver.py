@@ -81,7 +81,8 @@ def test_a_forked_worker_is_set_up_as_one_started_with_exec(tmp_path: Path) -> N
 
             seen = {"sid": os.getsid(0) == os.getpid(), "cwd": os.getcwd(), "tmp": tempfile.gettempdir(),
                     "triton": os.environ.get("TRITON_CACHE_DIR"), "argv": sys.argv[1:],
-                    "limit": resource.getrlimit(resource.RLIMIT_AS)[0], "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
+                    "limit": resource.getrlimit(resource.RLIMIT_AS)[0],
+                    "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
                     "channel": [channel_in, channel_out]}
             os.write(1, b"to the log\n")
             os.write(channel_out, json.dumps(seen).encode())

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from scorer.gpu.lock import LOCK_DIR_ENV, GpuLock, hold_gpu, lock_path, waited_s
-
 from tests.scorer.conftest import fast_options, timing_elsewhere
 from tests.shared.waiting import wait_until
 
@@ -185,8 +184,8 @@ def test_a_timer_waits_for_one_correctness_trial_not_the_whole_run(demo, monkeyp
     """The kernel's worker lets a waiting timer in between two trials: with half a second a call and
     six trials, a timer that comes during the run waits for about one call, and the scoring (its
     comparison taking the lock in the reference worker) still passes."""
-    from scorer.judge.scoring import Judge
     from scorer.judge.reference import ReferenceService
+    from scorer.judge.scoring import Judge
 
     key = "GPU-trials"
     monkeypatch.setattr(ReferenceService, "gpu_key", lambda self: key)
@@ -309,8 +308,8 @@ def test_kernel_worker_takes_the_lock_itself_for_correctness(demo, monkeypatch: 
     passes."""
     import uuid
 
-    from scorer.judge.scoring import Judge
     from scorer.judge.reference import ReferenceService
+    from scorer.judge.scoring import Judge
 
     # The lock dir left at its default (the temp dir), as on a plain `kernelarena score`: workers
     # have a private TMPDIR, and must lock the judge's files all the same.

@@ -9,8 +9,8 @@ import torch
 
 from scorer.correctness.compare import Rule, compare_outputs
 from scorer.correctness.index_ties import settle_ties
-from scorer.tasks.suites import IndexOutput, load_suite
 from scorer.errors import ScorerUserError
+from scorer.tasks.suites import IndexOutput, load_suite
 
 
 def test_topk_index_into_an_equal_value_is_the_reference_index() -> None:

@@ -8,8 +8,8 @@ import time
 import torch
 
 from scorer.correctness.compare import Rule
-from scorer.judge.clock import BatchClock, clock_findings, reported_ms
 from scorer.gpu.memory import choose_seeds, needed_bytes
+from scorer.judge.clock import BatchClock, clock_findings, reported_ms
 from scorer.workers.reference_role import BatchState, batch_findings
 from tests.shared.waiting import wait_until
 
@@ -84,8 +84,8 @@ def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
     calls its own timer measured is rejected by the judge's bound, with both figures."""
     from pathlib import Path
 
-    from scorer.judge.session import ScoringSession
     from scorer import ScoreOptions
+    from scorer.judge.session import ScoringSession
 
     kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"
     with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)) as session:
@@ -152,12 +152,11 @@ def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
     from pathlib import Path
 
     from scorer import ScoreOptions
+    from scorer.checks import static as static_checks
     from scorer.judge import scoring
+    from scorer.judge.rulings import judge_clock
     from scorer.judge.session import ScoringSession
     from scorer.tasks.suites import load_suite
-
-    from scorer.checks import static as static_checks
-    from scorer.judge.rulings import judge_clock
 
     monkeypatch.setattr(scoring, "clock_findings", lambda *a, **k: [])
     monkeypatch.setattr(judge_clock, "clock_findings", lambda *a, **k: [])

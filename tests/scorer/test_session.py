@@ -58,7 +58,6 @@ def test_reference_worker_locks_the_gpu_itself_around_its_device_work(demo: Suit
 
     from scorer.gpu.lock import LOCK_DIR_ENV
     from scorer.workers.process import WorkerDirs, WorkerProcess
-
     from tests.scorer.conftest import timing_elsewhere
 
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))  # the worker inherits it

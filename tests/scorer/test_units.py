@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from scorer.workers import protocol
 from scorer.aggregate import KernelResult, summarize
 from scorer.correctness.compare import Rule, compare_outputs, first_difference
-from scorer.score import Score, TimingResult
 from scorer.gpu.timing import TimingPlan, capture_clock, median_and_spread, time_forward
+from scorer.score import Score, TimingResult
+from scorer.workers import protocol
 
 ALLCLOSE = Rule(1e-3, 1e-3, False)
 EXACT = Rule(0, 0, True)
@@ -165,7 +165,8 @@ def test_score_round_trip_and_atomic_write(tmp_path: Path) -> None:
 def test_infinite_errors_serialise_as_null(tmp_path: Path) -> None:
     from scorer.score import CorrectnessResult
 
-    score = Score(suite="s", task="t", verdict="incorrect", correctness=CorrectnessResult(1, 0, float("inf"), float("nan"), 1.0, "exact"))
+    score = Score(suite="s", task="t", verdict="incorrect",
+                  correctness=CorrectnessResult(1, 0, float("inf"), float("nan"), 1.0, "exact"))
     data = json.loads(score.to_json())
     assert data["correctness"]["max_abs_error"] is None and data["correctness"]["max_rel_error"] is None
 

@@ -14,8 +14,8 @@ import shutil
 import sys
 import tempfile
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from scorer.checks import turns as turns_mod
 from scorer.checks.turns import Turns

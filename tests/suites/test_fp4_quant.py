@@ -65,7 +65,7 @@ def test_solution_is_bit_exact_at_test_shapes(task_id: str) -> None:
     for shapes in (task.test_shapes, *task.alt_shapes):
         _, _, ref, out = _run_pair(task, shapes, "cpu")
         assert len(ref) == len(out) == 2
-        for r, o in zip(ref, out):
+        for r, o in zip(ref, out, strict=True):
             assert r.dtype == o.dtype == torch.uint8 and r.shape == o.shape
             mismatches = (r != o).sum().item()
             assert mismatches == 0, f"{task_id} {shapes}: {mismatches} bytes differ"
@@ -128,12 +128,12 @@ def test_exact_exp_is_accurate() -> None:
 def test_solution_is_bit_exact_on_gpu_at_full_size(task_id: str) -> None:
     task = SUITE.tasks[task_id]
     task_mod, inputs, ref, out = _run_pair(task, {}, "cuda")
-    for r, o in zip(ref, out):
+    for r, o in zip(ref, out, strict=True):
         assert torch.equal(r, o), f"{task_id}: {(r != o).sum().item()} bytes differ"
     # The reference's arithmetic is device independent: the CPU run must give the same bytes.
     torch.manual_seed(0)
     model_cpu = task_mod.Model(*task_mod.get_init_inputs())
     with torch.no_grad():
         ref_cpu = model_cpu(*[x.cpu() for x in inputs])
-    for r, c in zip(ref, ref_cpu):
+    for r, c in zip(ref, ref_cpu, strict=True):
         assert torch.equal(r.cpu(), c)

@@ -71,7 +71,7 @@ def test_solution_matches_reference_at_test_shapes(task_id: str) -> None:
     for shapes in (task.test_shapes, *task.alt_shapes):
         ref, out = _run_pair(task, shapes)
         assert len(ref) == len(out)
-        for r, o in zip(ref, out):
+        for r, o in zip(ref, out, strict=True):
             assert r.shape == o.shape and r.dtype == o.dtype, f"{task_id} {shapes}"
             assert torch.isfinite(r.double()).all()
             assert torch.allclose(o.double(), r.double(), rtol=tol.rtol, atol=tol.atol), (
@@ -136,5 +136,5 @@ def test_solution_matches_reference_on_gpu_at_full_size(task_id: str) -> None:
     torch.manual_seed(0)
     inputs = [x.cuda() for x in task_mod.get_inputs()]
     with torch.no_grad():
-        for r, o in zip(_as_tuple(model(*inputs)), _as_tuple(model_new(*inputs))):
+        for r, o in zip(_as_tuple(model(*inputs)), _as_tuple(model_new(*inputs)), strict=True):
             assert torch.allclose(o.double(), r.double(), rtol=task.tolerance.rtol, atol=task.tolerance.atol)

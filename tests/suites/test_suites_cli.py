@@ -99,9 +99,9 @@ def test_check_refuses_planted_task_with_one_line_per_issue(runner: CliRunner, t
     root = _planted_suite(tmp_path / "planted")
     result = runner.invoke(app, ["suites", "check", str(root)])
     assert result.exit_code == 1, result.output
-    issue_lines = [l for l in result.output.splitlines() if l.startswith("planted/")]
-    assert any("flat" in l and "constant-output" in l and "error" in l for l in issue_lines), result.output
-    assert not any(l.startswith("planted/error: good") for l in issue_lines)
+    issue_lines = [line for line in result.output.splitlines() if line.startswith("planted/")]
+    assert any("flat" in line and "constant-output" in line and "error" in line for line in issue_lines), result.output
+    assert not any(line.startswith("planted/error: good") for line in issue_lines)
     assert "1 refused" in result.output
     as_json = json.loads(runner.invoke(app, ["suites", "check", str(root), "--json"]).output)
     assert {(i["task"], i["code"]) for i in as_json if i["severity"] == "error"} == {("flat", "constant-output")}

@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", default="", help="comma-separated substrings of entry ids")
-    parser.add_argument("--workers", type=int, default=1, help="entries scored at once (each in a judge process with its session)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="entries scored at once (each in a judge process with its session)")
     args = parser.parse_args(argv)
     entries = tomllib.loads((HERE / "manifest.toml").read_text(encoding="utf-8"))["entries"]
     wanted = [s for s in args.only.split(",") if s]
