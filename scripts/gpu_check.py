@@ -18,6 +18,9 @@ Parts (run all by default, or pick with --parts):
   real      tests/hacks/real/score_real.py: the real-model corpus (materialize it first; carry its folders)
   busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
             and beside it with exclusive timing (the agent frozen while a judge times)
+  forged    benchmarks/forged_clock_gain.py: what a clock forged 2, 4 and 8 times still gains
+Presets: --preset check runs what docs/results/gpu_latest.json records in one device call, each
+part in a time budget of its own.
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
@@ -64,8 +67,8 @@ DEFAULT_PEAKS = {"bytes_s": 4.3e12, "bf16": 790e12, "tf32": 495e12, "fp32": 67e1
 # One device call (10 minutes with the machine's start): every part the record needs, the suites at
 # a sweep's default concurrency (8), each part in a budget of its own that sums within the call.
 PRESETS: dict[str, dict[str, object]] = {
-    "check": {"parts": "suites,attacks,clean,real,busy,dobench", "workers": 8, "budget_s": 500.0,
-              "part_budgets": "suites=185,attacks=75,clean=55,real=60,busy=60,dobench=55",
+    "check": {"parts": "suites,attacks,clean,real,busy,dobench,forged", "workers": 8, "budget_s": 520.0,
+              "part_budgets": "suites=180,attacks=70,clean=50,real=55,busy=55,dobench=50,forged=45",
               "busy_tasks": "swish,softmax,row_sum,add_rmsnorm"},
 }
 
@@ -592,6 +595,9 @@ def main() -> None:
                 lines = part_script(args.out, "full_size", "benchmarks/full_size.py", budget)
             elif part == "dobench":
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
+            elif part == "forged":
+                lines = part_script(args.out, "forged", "benchmarks/forged_clock_gain.py", budget,
+                                    ("--device", args.device, "--factors", "2,4,8"))
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget,
                                     ("--task", "level3_4_lstm,level4_1_mla_attention"), table_lines=17)
