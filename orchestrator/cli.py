@@ -12,7 +12,7 @@ import typer
 
 from kernelarena.errors import UserError
 from kernelarena.logs import configure as configure_logging
-from orchestrator.commands import hacks, scoring, sandbox_cmds, suites_cmds, sweep_cmds, trial_cmds
+from orchestrator.commands import hacks, sandbox_cmds, scoring, suites_cmds, sweep_cmds, trial_cmds
 from orchestrator.web import command as web_command
 from scorer.errors import ScorerUserError
 

@@ -82,4 +82,5 @@ def load_index(sweep_dir: Path) -> Index:
         return Index.model_validate_json(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         first = str(exc).splitlines()[0]
-        raise UserError(f"{path} is not a valid sweep index ({first}); re-run `kernelarena sweep --resume {sweep_dir}` to rebuild it") from None
+        raise UserError(f"{path} is not a valid sweep index ({first}); "
+                        f"re-run `kernelarena sweep --resume {sweep_dir}` to rebuild it") from None

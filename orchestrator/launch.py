@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
+from harnesses.trial import shared_gpu_lock_dir
 from kernelarena.logs import get_logger
 from orchestrator.harness_runner import HarnessRunner
 from orchestrator.ledger import Ledger
@@ -17,7 +18,6 @@ from orchestrator.planner import plan
 from orchestrator.prepare import LEDGER_FILE, SweepPlan, freeze, scoring_devices, sweep_label
 from orchestrator.progress import SweepProgress
 from orchestrator.sweep import SweepOutcome, SweepRunner, TrialRunner, recover_interrupted
-from harnesses.trial import shared_gpu_lock_dir
 from sandbox import docker_client
 from scorer.gpu.freeze import FreezeServer
 

@@ -28,13 +28,15 @@ import os
 import re
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import pairwise
 from pathlib import Path
-from pydantic import BaseModel
 
 import numpy as np
+from pydantic import BaseModel
 
 from orchestrator.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, bootstrap
-from orchestrator.hardware import CPU_NOTE as CPU_NOTE, Hardware, hardware_line  # CPU_NOTE: the web app imports it from here
+from orchestrator.hardware import CPU_NOTE as CPU_NOTE  # CPU_NOTE: the web app imports it from here
+from orchestrator.hardware import Hardware, hardware_line
 from orchestrator.index import Index
 from orchestrator.ledger import TrialRow
 from orchestrator.ranking import confidence_ranks, rank_note
@@ -196,7 +198,7 @@ def assign_ranks(summaries: list[ModelSummary]) -> list[ModelSummary]:
     order the boards list them: by rank, then by strict rank."""
     intervals = [s.score_ci if s.score_ci is not None else (None if s.score is None else (s.score, s.score))
                  for s in summaries]
-    for strict, (s, (rank, rank_range)) in enumerate(zip(summaries, confidence_ranks(intervals)), start=1):
+    for strict, (s, (rank, rank_range)) in enumerate(zip(summaries, confidence_ranks(intervals), strict=True), start=1):
         s.rank_strict, s.rank, s.rank_range = strict, rank, rank_range
     return sorted(summaries, key=lambda s: (s.rank, s.rank_strict))
 
@@ -213,7 +215,7 @@ def add_intervals(summaries: list[ModelSummary], rows_by_model: dict[str, list[T
             s.geomean_ci = result.geomean_ci(i)
     listed = assign_ranks(summaries)
     scored = [s for s in listed if s.score is not None]
-    for s, below in zip(scored, scored[1:]):
+    for s, below in pairwise(scored):
         s.order_confidence = result.order_confidence(position[s.model], position[below.model])
     return listed
 
@@ -325,8 +327,8 @@ def any_contended(board: Leaderboard) -> bool:
     return any(marked_contended(c) for k in board.kernels for c in k.cells)
 
 SUMMARY_COLUMNS = ("rank", "model", "harness", "solved", "pass@1", "mean x", "median x", "geomean x",
-                   "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "rank range", "strict rank", "P(rank holds)",
-                   "hacks", "flagged", "tokens/solved", "$/solved", "finished")
+                   "geomean 95% CI", "fast_1.0", "fast_1.5", "score", "score 95% CI", "rank range", "strict rank",
+                   "P(rank holds)", "hacks", "flagged", "tokens/solved", "$/solved", "finished")
 
 COLUMN_HELP = {
     "rank": "1 + the number of models whose score interval lies wholly above this one's: overlapping intervals share a rank.",
@@ -382,7 +384,8 @@ def summary_cells(s: ModelSummary) -> list[str]:
         fmt_rank(s), s.model, s.harness, f"{s.solved}/{s.tasks}", fmt(s.pass_at_1), fmt_speedup(s.mean_speedup),
         fmt_speedup(s.median_speedup), fmt_speedup(s.geomean_speedup), fmt_interval(s.geomean_ci),
         fmt(s.fast_p["1.0"]), fmt(s.fast_p["1.5"]), fmt_speedup(s.score), fmt_interval(s.score_ci),
-        fmt_rank_range(s), fmt(s.rank_strict, 0), fmt(s.order_confidence), str(s.hacks), str(s.flagged), fmt_count(s.tokens_per_solved), fmt_dollars(s.dollars_per_solved),
+        fmt_rank_range(s), fmt(s.rank_strict, 0), fmt(s.order_confidence), str(s.hacks), str(s.flagged),
+        fmt_count(s.tokens_per_solved), fmt_dollars(s.dollars_per_solved),
         f"{s.finished}/{s.planned}",
     ]
 
@@ -484,5 +487,5 @@ def compare_models(index: Index, a: str, b: str, resamples: int = DEFAULT_RESAMP
             a_faster += best_a > best_b
             b_faster += best_b > best_a
     return Comparison(a=summaries[0], b=summaries[1], score_diff=diff, score_diff_ci=diff_ci, p_a_above=p_above,
-                      tasks=sorted(tasks.values(), key=lambda t: (natural_key(t["suite"]), natural_key(t["task"]))), a_faster=a_faster,
-                      b_faster=b_faster)
+                      tasks=sorted(tasks.values(), key=lambda t: (natural_key(t["suite"]), natural_key(t["task"]))),
+                      a_faster=a_faster, b_faster=b_faster)

@@ -16,7 +16,20 @@ from html import escape
 from pathlib import Path
 
 from orchestrator.leaderboard import (
-    CONTENDED_MARK, CONTENDED_NOTE, SUMMARY_COLUMNS, KernelEntry, Leaderboard, TrialCell, any_contended, cell_text, column_help, fmt_speedup, marked_contended, method_note, relative_link, summary_cells,
+    CONTENDED_MARK,
+    CONTENDED_NOTE,
+    SUMMARY_COLUMNS,
+    KernelEntry,
+    Leaderboard,
+    TrialCell,
+    any_contended,
+    cell_text,
+    column_help,
+    fmt_speedup,
+    marked_contended,
+    method_note,
+    relative_link,
+    summary_cells,
 )
 
 _CSS = """
@@ -60,7 +73,8 @@ var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),asc=th.dataset.as
 rows.sort(function(a,b){var x=key(a.cells[i].innerText),y=key(b.cells[i].innerText);
 if(typeof x!==typeof y){x=String(x);y=String(y)}return (x<y?-1:x>y?1:0)*(asc?1:-1)});
 rows.forEach(function(r){tb.appendChild(r)})})});
-function openTarget(){var e=location.hash&&document.getElementById(location.hash.slice(1));if(e&&e.tagName==='DETAILS'){e.open=true;e.scrollIntoView()}}
+function openTarget(){var e=location.hash&&document.getElementById(location.hash.slice(1));
+if(e&&e.tagName==='DETAILS'){e.open=true;e.scrollIntoView()}}
 window.addEventListener('hashchange',openTarget);openTarget();
 """
 
@@ -85,8 +99,8 @@ def _table(table_id: str, header: list[str], rows: list[list[str]], titles: dict
     titles, classes = titles or {}, classes or {}
     cls = [f' class="{classes[h]}"' if h in classes else "" for h in header]
     head = "".join(f'<th{c} title="{escape(titles[h])}">{escape(h)}</th>' if h in titles else f"<th{c}>{escape(h)}</th>"
-                   for c, h in zip(cls, header))
-    body = "".join("<tr>" + "".join(f"<td{c}>{v}</td>" for c, v in zip(cls, row)) + "</tr>" for row in rows)
+                   for c, h in zip(cls, header, strict=True))
+    body = "".join("<tr>" + "".join(f"<td{c}>{v}</td>" for c, v in zip(cls, row, strict=True)) + "</tr>" for row in rows)
     return (f'<table class="{table_class}" id="{table_id}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table>")
 
@@ -141,7 +155,7 @@ def _matrix(board: Leaderboard, by_kernel: list[dict[str, list[TrialCell]]]) -> 
             + "".join(f'<th class="model" title="{escape(s.model)}"><div class="vname" style="max-height:{height}ch">'
                       f"{_name_html(s.model)}</div></th>" for s in board.models))
     body = []
-    for kernel, by_model in zip(board.kernels, by_kernel):
+    for kernel, by_model in zip(board.kernels, by_kernel, strict=True):
         label = escape(kernel.task) if one_suite else f"{escape(kernel.suite)}/{escape(kernel.task)}"
         row = f'<td class="name"><a href="#{_anchor(kernel.suite, kernel.task)}">{label}</a></td>'
         row += "".join("<td>" + (" ".join(_mark(c) for c in by_model.get(s.model, [])) or "-") + "</td>" for s in board.models)
@@ -161,7 +175,8 @@ def _kernel_section(board: Leaderboard, kernel: KernelEntry, by_model: dict[str,
             files = " ".join(f'<a href="{escape(link)}/{name}">{name}</a>'
                              for name in ("kernel.py", "transcript.jsonl", "score.json"))
             rows.append([
-                escape(cell.model), str(cell.sample), f'<span class="{_verdict_class(cell)}">{escape(cell.verdict or cell.state)}</span>',
+                escape(cell.model), str(cell.sample),
+                f'<span class="{_verdict_class(cell)}">{escape(cell.verdict or cell.state)}</span>',
                 escape(fmt_speedup(cell.speedup) + (CONTENDED_MARK if marked_contended(cell) else "")),
                 escape(", ".join(dict.fromkeys(cell.hacks)) or "-"), escape(", ".join(dict.fromkeys(cell.flags)) or "-"),
                 f'<div class="err">{escape(cell.error or "")}</div>', files,
@@ -171,7 +186,8 @@ def _kernel_section(board: Leaderboard, kernel: KernelEntry, by_model: dict[str,
     headline = f"{len(passed)} of {len(kernel.cells)} samples passed" + (
         f"; fastest x{fmt_speedup(best.speedup)} by {best.model}" if best and best.speedup else "")
     table = _table(f"t-{anchor}", ["model", "sample", "verdict", "speedup", "hacks", "flags", "error", "files"], rows,
-                   classes={"model": "name", "speedup": "num"} | {c: "left" for c in ("verdict", "hacks", "flags", "error", "files")})
+                   classes={"model": "name", "speedup": "num"}
+                   | {c: "left" for c in ("verdict", "hacks", "flags", "error", "files")})
     return (f'<details id="{anchor}"><summary><b class="name">{escape(kernel.suite)}/{escape(kernel.task)}</b> '
             f'<span class="name">{escape(headline)}</span></summary><div class="scroll">{table}</div></details>')
 
@@ -203,7 +219,7 @@ def render_html(board: Leaderboard, sweep_dir: Path, out_file: Path | None) -> s
         for cell in kernel.cells:
             by_model[cell.model].append(cell)
         by_kernel.append(by_model)
-    sections = "".join(_kernel_section(board, k, b, sweep_dir, out_file) for k, b in zip(board.kernels, by_kernel))
+    sections = "".join(_kernel_section(board, k, b, sweep_dir, out_file) for k, b in zip(board.kernels, by_kernel, strict=True))
     title = f"KernelArena leaderboard: {board.name}"
     return (
         f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"

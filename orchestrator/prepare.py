@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from harnesses.registry import HARNESSES
 from harnesses.models import check_credentials, create_model, parse_model_id, provider_of
 from harnesses.models.base import ModelError, TaskContext
 from harnesses.models.credentials import rejected_key_message
+from harnesses.registry import HARNESSES
 from kernelarena.errors import ConfigError, UserError
 from kernelarena.files import write_json_atomic
 from kernelarena.logs import get_logger
@@ -113,7 +113,7 @@ def check_keys_accepted(spec: SweepSpec) -> None:
             if exc.credentials:
                 return f"model '{model.name}': {rejected_key_message(model.id, model.api_key_env, str(exc))}"
             log.warning("credentials_check_inconclusive", model=model.name, error=str(exc))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("credentials_check_inconclusive", model=model.name, error="no answer in time")
         finally:
             await client.aclose()

@@ -22,7 +22,7 @@ from rich.panel import Panel
 
 from harnesses.registry import HARNESSES
 from harnesses.transcript import Transcript, read_events
-from harnesses.trial import TrialBroken, TrialSpec, resolve_auto_device, score_in_sandbox, run_trial
+from harnesses.trial import TrialBroken, TrialSpec, resolve_auto_device, run_trial, score_in_sandbox
 from kernelarena.errors import UserError
 from kernelarena.text import truncate
 from orchestrator.trial_files import KERNEL_FILE, TRANSCRIPT_FILE, read_score
@@ -97,7 +97,8 @@ def render(events: list[dict[str, Any]], console: Console, full: bool = False) -
             console.print(Panel(escape(clip(str(p.get("output", "")), limit)),
                                 title=f"tool result · {p.get('name')}{extra} · {p.get('duration_s')}s", expand=False))
         elif kind == "retry":
-            console.print(f"[yellow]retry[/] attempt {p.get('attempt')} after {escape(str(p.get('error')))}; waited {p.get('wait_s')}s")
+            console.print(f"[yellow]retry[/] attempt {p.get('attempt')} after {escape(str(p.get('error')))}; "
+                          f"waited {p.get('wait_s')}s")
         elif kind == "budget":
             console.print(f"[bold red]budget hit[/]: {p.get('kind')} used {p.get('used')} of {p.get('limit')}")
         elif kind == "error":
@@ -110,7 +111,8 @@ def render(events: list[dict[str, Any]], console: Console, full: bool = False) -
             u = p.get("usage") or {}
             console.print(f"[bold]end[/]: exit {p.get('exit_reason')} · verdict {p.get('verdict')} · "
                           f"{u.get('turns')} turns · {u.get('input_tokens')} in / {u.get('output_tokens')} out tokens · "
-                          f"${u.get('dollars') if u.get('dollars') is not None else '-'} · {p.get('duration_s')}s" + (" · INTERRUPTED" if p.get("interrupted") else ""))
+                          f"${u.get('dollars') if u.get('dollars') is not None else '-'} · {p.get('duration_s')}s"
+                          + (" · INTERRUPTED" if p.get("interrupted") else ""))
     if events[-1].get("type") != "trial_end":
         console.print("[bold red]the transcript has no trial_end: the trial was cut short[/]")
 
@@ -119,7 +121,8 @@ def score_text(score: dict[str, Any]) -> str:
     timing = score.get("timing") or {}
     lines = [f"verdict {score.get('verdict')}"]
     if timing.get("speedup") is not None:
-        lines.append(f"speedup {timing['speedup']:.3f} (baseline {timing.get('baseline_ms')} ms, kernel {timing.get('kernel_ms')} ms)")
+        lines.append(f"speedup {timing['speedup']:.3f} "
+                     f"(baseline {timing.get('baseline_ms')} ms, kernel {timing.get('kernel_ms')} ms)")
     for hack in score.get("hacks") or []:
         lines.append(f"hack {hack.get('pattern')}: {hack.get('evidence')}")
     for flag in score.get("flags") or []:
@@ -236,7 +239,8 @@ def diff_tool_outputs(recorded: list[dict[str, Any]], replayed: list[dict[str, A
         b = new_results[i] if i < len(new_results) else {"output": "(not run)"}
         if normalise(str(a.get("output", "")), workdirs) != normalise(str(b.get("output", "")), workdirs):
             call = _args_text(calls[i].get("arguments")) if i < len(calls) else ""
-            diffs.append(ToolDiff(i, str(a.get("name") or b.get("name")), call, str(a.get("output", "")), str(b.get("output", ""))))
+            diffs.append(ToolDiff(i, str(a.get("name") or b.get("name")), call,
+                                  str(a.get("output", "")), str(b.get("output", ""))))
     return diffs, max(len(rec_results), len(new_results))
 
 
@@ -279,7 +283,8 @@ def replay_command(path: Path, *, rescore: bool, reexec: bool, full: bool, conso
         diffs, compared, out_dir = asyncio.run(reexec_trial(transcript, events, out_dir))
         for d in diffs:
             console.print(Panel(
-                f"call: {escape(clip(d.call, 400))}\n--- recorded\n{escape(clip(d.recorded, 800))}\n--- re-executed\n{escape(clip(d.replayed, 800))}",
+                f"call: {escape(clip(d.call, 400))}\n--- recorded\n{escape(clip(d.recorded, 800))}\n"
+                f"--- re-executed\n{escape(clip(d.replayed, 800))}",
                 title=f"tool output {d.index} ({d.name}) differs", expand=False))
         console.print(f"re-executed {compared} tool call(s): {len(diffs)} differ after normalising timings; "
                       f"new trial files in {out_dir}", highlight=False, soft_wrap=True)

@@ -47,7 +47,9 @@ class ModelSpec(ModelOptions):
     def _known_prefix(cls, value: str) -> str:
         prefix, sep, rest = value.partition(":")
         if not sep or not rest:
-            raise ValueError(f"model id '{value}' needs a provider prefix, e.g. 'openai:gpt-5' (known: {', '.join(known_prefixes())})")
+            raise ValueError(
+                f"model id '{value}' needs a provider prefix, e.g. 'openai:gpt-5' (known: {', '.join(known_prefixes())})"
+            )
         if prefix not in known_prefixes():
             raise ValueError(unknown_prefix_message(prefix, value))
         return value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -15,7 +14,7 @@ from scorer.checks.catalog import PATTERNS, Pattern, get_pattern
 from scorer.checks.record import records
 
 
-def _selected(pattern_id: Optional[str]) -> list[Pattern]:
+def _selected(pattern_id: str | None) -> list[Pattern]:
     if pattern_id is None:
         return list(PATTERNS)
     try:
@@ -26,7 +25,7 @@ def _selected(pattern_id: Optional[str]) -> list[Pattern]:
 
 
 def hacks(
-    pattern_id: Optional[str] = typer.Argument(None, help="Show one pattern only."),
+    pattern_id: str | None = typer.Argument(None, help="Show one pattern only."),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
     """List the anti-hack catalog: id, category, severity (reject|flag), checks, description, detection,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from typing import Annotated
 
 import typer
 
@@ -42,7 +42,7 @@ def _config(backend: str, gpus: str, image: str, memory: str, network: bool) -> 
          "Put `--` before CMD.",
 )
 def run_cmd(
-    cmd: list[str] = typer.Argument(..., help="The command and its arguments."),
+    cmd: Annotated[list[str], typer.Argument(help="The command and its arguments.")],
     backend: str = BackendOpt,
     gpus: str = GpusOpt,
     image: str = typer.Option(DEFAULT_TAG, "--image", help="Docker image."),
@@ -79,7 +79,7 @@ def run_cmd(
 
 @sandbox_app.command("prune", help="Remove sandbox containers whose owning process has died.")
 def prune_cmd(
-    sweep: Optional[str] = typer.Option(None, "--sweep", help="Only containers of this sweep id."),
+    sweep: str | None = typer.Option(None, "--sweep", help="Only containers of this sweep id."),
     include_live: bool = typer.Option(False, "--all", help="Also containers of processes still running."),
 ) -> None:
     configure(level="WARNING")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import structlog
 import typer
@@ -13,16 +13,16 @@ from rich.table import Table
 
 from kernelarena.errors import UserError
 from kernelarena.logs import configure, get_logger
-from scorer.options import ScoreOptions
 from scorer.aggregate import KernelResult, SuiteSummary, summarize
 from scorer.errors import ScorerBroken
+from scorer.options import ScoreOptions
 from scorer.score import Score
 from scorer.tasks.suites import Suite, load_suite
 
 log = get_logger("kernelarena.score")
 
 
-def _options(device: str, seeds: int, repetitions: Optional[int], warmup: Optional[int], skip_timing: bool) -> ScoreOptions:
+def _options(device: str, seeds: int, repetitions: int | None, warmup: int | None, skip_timing: bool) -> ScoreOptions:
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
     return ScoreOptions(device=device, seeds=seeds, repetitions=repetitions, warmup=warmup, skip_timing=skip_timing)
@@ -38,7 +38,7 @@ def _score_line(score: Score) -> str:
     return "  ".join(parts)
 
 
-def score_one(suite: Suite, task: str, kernel: Path, options: ScoreOptions, as_json: bool, out: Optional[Path]) -> None:
+def score_one(suite: Suite, task: str, kernel: Path, options: ScoreOptions, as_json: bool, out: Path | None) -> None:
     from scorer.judge.scoring import score_kernel  # torch: only where a kernel is scored
 
     score = score_kernel(suite, task, kernel, device=options.device, options=options)
@@ -94,7 +94,8 @@ def score_tree(suite: Suite, root: Path, options: ScoreOptions, as_json: bool) -
                 scores[model].append(score.to_dict())
     summaries: dict[str, SuiteSummary] = {m: summarize(r) for m, r in results.items()}
     if as_json:
-        typer.echo(json.dumps({m: {"summary": s.to_dict(), "scores": scores[m]} for m, s in summaries.items()}, indent=2, default=str))
+        table = {m: {"summary": s.to_dict(), "scores": scores[m]} for m, s in summaries.items()}
+        typer.echo(json.dumps(table, indent=2, default=str))
         return
     Console().print(_summary_table(suite, summaries))
 
@@ -117,15 +118,16 @@ def register(app: typer.Typer) -> None:
     @app.command("score")
     def score_cmd(
         suite: str = typer.Option(..., "--suite", help="Suite name (`kernelarena suites`) or folder."),
-        task: Optional[str] = typer.Option(None, "--task", help="Task id; with --kernel."),
-        kernel: Optional[Path] = typer.Option(None, "--kernel", help="The solution's kernel.py."),
-        solutions: Optional[Path] = typer.Option(None, "--solutions", help="Folder DIR/<task>/<model>/kernel.py to score as a table."),
+        task: str | None = typer.Option(None, "--task", help="Task id; with --kernel."),
+        kernel: Annotated[Path | None, typer.Option("--kernel", help="The solution's kernel.py.")] = None,
+        solutions: Annotated[Path | None, typer.Option(
+            "--solutions", help="Folder DIR/<task>/<model>/kernel.py to score as a table.")] = None,
         device: str = typer.Option("auto", "--device", help="auto, cuda or cpu."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
-        out: Optional[Path] = typer.Option(None, "--out", help="Also write score.json here (single kernel)."),
+        out: Annotated[Path | None, typer.Option("--out", help="Also write score.json here (single kernel).")] = None,
         seeds: int = typer.Option(5, "--seeds", help="Random input sets for correctness."),
-        repetitions: Optional[int] = typer.Option(None, "--repetitions", help="Override the suite's timed repetitions."),
-        warmup: Optional[int] = typer.Option(None, "--warmup", help="Override the suite's warm-up repetitions."),
+        repetitions: int | None = typer.Option(None, "--repetitions", help="Override the suite's timed repetitions."),
+        warmup: int | None = typer.Option(None, "--warmup", help="Override the suite's warm-up repetitions."),
         skip_timing: bool = typer.Option(False, "--skip-timing", help="Correctness and anti-hack checks only."),
     ) -> None:
         """Score one kernel (--task, --kernel) or a tree of solutions (--solutions). Exits 0 whatever the verdict."""

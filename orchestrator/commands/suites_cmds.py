@@ -4,7 +4,7 @@ whether each task is a real test (the suite linter)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -84,8 +84,8 @@ def suites(
 
 @suites_app.command("check")
 def check(
-    names: Optional[list[str]] = typer.Argument(None, help="Suite names or folders; all suites when omitted."),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="Check only this task (repeatable)."),
+    names: Annotated[list[str] | None, typer.Argument(help="Suite names or folders; all suites when omitted.")] = None,
+    task: Annotated[list[str] | None, typer.Option("--task", "-t", help="Check only this task (repeatable).")] = None,
     full_size: bool = typer.Option(False, "--full-size", help="Also run tasks without test_shapes, at full size (slow)."),
     as_json: bool = typer.Option(False, "--json", help="Print the issues as JSON."),
 ) -> None:

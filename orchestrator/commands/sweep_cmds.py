@@ -32,19 +32,28 @@ def print_table(board: Leaderboard, console: Console, wide: bool) -> None:
 
 
 def sweep(
-    spec: Annotated[Path | None, typer.Argument(help="Sweep spec .toml (default: examples/demo.toml), or a sweep folder with --resume.")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an earlier sweep: keep finished trials, restart interrupted ones.")] = False,
-    out: Annotated[Path | None, typer.Option("--out", help="Sweep folder (default: the spec's `out`, else runs/<name>-<timestamp>).")] = None,
-    executor: Annotated[str | None, typer.Option("--executor", help="Where trials run: local or ray (default: the spec's `executor`).")] = None,
-    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster to run trials on (auto, HOST:PORT, ray://...); implies nothing without executor ray.")] = None,
+    spec: Annotated[Path | None, typer.Argument(
+        help="Sweep spec .toml (default: examples/demo.toml), or a sweep folder with --resume.",
+    )] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue an earlier sweep: keep finished trials, restart interrupted ones.",
+    )] = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Sweep folder (default: the spec's `out`, else runs/<name>-<timestamp>).",
+    )] = None,
+    executor: Annotated[str | None, typer.Option(
+        "--executor", help="Where trials run: local or ray (default: the spec's `executor`).",
+    )] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="Ray cluster to run trials on (auto, HOST:PORT, ray://...); implies nothing without executor ray.",
+    )] = None,
 ) -> None:
     """Run models x suites x tasks x samples as sandboxed trials, then print the leaderboard."""
     from kernelarena.logs import configure
     from orchestrator.hardware import hardware_label, hardware_of
     from orchestrator.index import load_index
     from orchestrator.leaderboard import build_leaderboard
-    from orchestrator.prepare import LOG_FILE
-    from orchestrator.prepare import prepare_sweep
+    from orchestrator.prepare import LOG_FILE, prepare_sweep
 
     if executor is not None and executor not in ("local", "ray"):
         raise UserError(f"unknown --executor '{executor}'; use local or ray")
@@ -76,10 +85,17 @@ def leaderboard(
     sweep_dir: Annotated[Path, typer.Argument(help="A sweep folder (holds index.json).")],
     fmt: Annotated[str, typer.Option("--format", help="table, json, md or html.")] = "table",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
-    resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).")] = 1000,
+    resamples: Annotated[int, typer.Option(
+        "--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).",
+    )] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap's random draws.")] = 0,
-    method: Annotated[str, typer.Option("--method", help="published (default: mean and median over correct kernels) or strict (failures count speedup 0 in the mean and median).")] = "published",
-    wide: Annotated[bool, typer.Option("--wide", help="table: every column, however wide (default: the compact columns that fit COLUMNS).")] = False,
+    method: Annotated[str, typer.Option(
+        "--method", help="published (default: mean and median over correct kernels) "
+                         "or strict (failures count speedup 0 in the mean and median).",
+    )] = "published",
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="table: every column, however wide (default: the compact columns that fit COLUMNS).",
+    )] = False,
 ) -> None:
     """Per-model suite scores (with bootstrap 95% intervals) and per-kernel verdicts of a sweep."""
     from orchestrator.hardware import hardware_label, hardware_of
@@ -119,7 +135,9 @@ def leaderboard(
 def replay(
     transcript: Annotated[Path, typer.Argument(help="A trial's transcript.jsonl, or its folder.")],
     rescore: Annotated[bool, typer.Option("--rescore", help="Score its kernel.py again in a fresh sandbox and compare.")] = False,
-    reexec: Annotated[bool, typer.Option("--reexec", help="Re-run its bash/write_file tool calls in a fresh sandbox and diff the outputs.")] = False,
+    reexec: Annotated[bool, typer.Option(
+        "--reexec", help="Re-run its bash/write_file tool calls in a fresh sandbox and diff the outputs.",
+    )] = False,
     full: Annotated[bool, typer.Option("--full", help="Do not truncate long messages and tool outputs.")] = False,
     tolerance: Annotated[float, typer.Option("--tolerance", help="Relative speedup difference --rescore accepts.")] = 0.25,
 ) -> None:

@@ -6,14 +6,14 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
-from harnesses.registry import get_harness
 from harnesses.budget import BudgetConfig
 from harnesses.models import check_credentials
+from harnesses.registry import get_harness
 from harnesses.trial import TrialBroken, TrialOutcome, TrialSpec, run_trial
 from kernelarena.errors import UserError, first_problem
 from kernelarena.logs import configure
@@ -22,10 +22,10 @@ from sandbox.config import SandboxConfig
 from scorer.tasks.suites import load_suite
 
 
-def parse_options(pairs: list[str], flag: str) -> dict[str, Any]:
+def parse_options(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     """`key=value` pairs; values that parse as JSON (numbers, true/false, lists) keep their type."""
     options: dict[str, Any] = {}
-    for pair in pairs:
+    for pair in pairs or []:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise UserError(f"{flag} '{pair}' is not key=value; write it like {flag} temperature=0.2")
@@ -89,17 +89,21 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option(..., "--model", help="provider:name, e.g. scripted:reference, openai:gpt-5."),
         harness: str = typer.Option("minimal", "--harness", help="Registered harness name."),
         sandbox: str = typer.Option("auto", "--sandbox", help="auto, docker or process."),
-        out: Optional[Path] = typer.Option(None, "--out", help="Trial folder (default runs/trials/<suite>-<task>-<model>-<time>)."),
+        out: Annotated[Path | None, typer.Option(
+            "--out", help="Trial folder (default runs/trials/<suite>-<task>-<model>-<time>).")] = None,
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
         sample: int = typer.Option(0, "--sample", help="Sample index (part of the trial id)."),
-        max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Model queries allowed."),
-        max_input_tokens: Optional[int] = typer.Option(None, "--max-input-tokens"),
-        max_output_tokens: Optional[int] = typer.Option(None, "--max-output-tokens"),
-        wall_time: Optional[float] = typer.Option(None, "--wall-time", help="Seconds for the agent loop."),
-        max_dollars: Optional[float] = typer.Option(None, "--max-dollars"),
-        model_option: list[str] = typer.Option([], "--model-option", help="key=value for the model client (repeatable)."),
-        harness_option: list[str] = typer.Option([], "--harness-option", help="key=value for the harness (repeatable)."),
-        score_option: list[str] = typer.Option([], "--score-option", help="key=value flag for the scorer, e.g. repetitions=5."),
+        max_turns: int | None = typer.Option(None, "--max-turns", help="Model queries allowed."),
+        max_input_tokens: int | None = typer.Option(None, "--max-input-tokens"),
+        max_output_tokens: int | None = typer.Option(None, "--max-output-tokens"),
+        wall_time: float | None = typer.Option(None, "--wall-time", help="Seconds for the agent loop."),
+        max_dollars: float | None = typer.Option(None, "--max-dollars"),
+        model_option: Annotated[list[str] | None, typer.Option(
+            "--model-option", help="key=value for the model client (repeatable).")] = None,
+        harness_option: Annotated[list[str] | None, typer.Option(
+            "--harness-option", help="key=value for the harness (repeatable).")] = None,
+        score_option: Annotated[list[str] | None, typer.Option(
+            "--score-option", help="key=value flag for the scorer, e.g. repetitions=5.")] = None,
     ) -> None:
         """Run one trial end to end and print its verdict, speedup, usage and file paths."""
         if sandbox not in ("auto", "docker", "process"):
