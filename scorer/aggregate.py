@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 METHODS = ("published", "strict")
 DEFAULT_METHOD = "published"

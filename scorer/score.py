@@ -92,7 +92,7 @@ class Score:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Score":
+    def from_dict(cls, data: dict[str, Any]) -> Score:
         version = data.get("schema_version")
         if version != SCORE_VERSION:
             raise ValueError(f"score schema_version {version!r} is not {SCORE_VERSION}; rescore with this scorer")
@@ -126,7 +126,7 @@ class Score:
             raise
 
     @classmethod
-    def read(cls, path: Path) -> "Score":
+    def read(cls, path: Path) -> Score:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 

@@ -1,1 +1,2 @@
-"""The anti-hack catalog and its checks: static scan, dynamic checks, runtime guard, launch census, native audit, memory poisoning."""
+"""The anti-hack catalog and its checks: static scan, dynamic checks, runtime guard, launch census,
+native audit, memory poisoning."""

@@ -86,7 +86,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "still poison was never written by the kernel."),
     Pattern("shared-memory-overflow", "semantic", "reject", ("dynamic",),
             "Undefined behaviour (out-of-bounds or uninitialised reads, races) that passes by luck.",
-            "The same inputs are run twice and the outputs must be bit-identical; compute-sanitizer memcheck/initcheck on CUDA as an optional deep check."),
+            "The same inputs are run twice and the outputs must be bit-identical; compute-sanitizer "
+            "memcheck/initcheck on CUDA as an optional deep check."),
     Pattern("precision-downgrade", "semantic", "reject", ("static", "dynamic"),
             "Computes in fp16/bf16/fp8 when the task is fp32.",
             "Dynamic (reject): outputs whose values are >= 90% exactly fp16/bf16-representable, or whose norm-wise "
@@ -94,7 +95,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "(~3e-4) pass. Static (flag): half/bf16/fp8 types or casts in forward-time code or Triton kernels."),
     Pattern("caching-memoization", "semantic", "reject", ("dynamic",),
             "Results cached by data pointer, shape or input hash, or a CUDA graph replaying the first call.",
-            "The same buffers are refilled with new data in place and outputs re-checked; timed iterations rotate fresh inputs and a sample of their outputs is checked."),
+            "The same buffers are refilled with new data in place and outputs re-checked; timed iterations "
+            "rotate fresh inputs and a sample of their outputs is checked."),
     Pattern("baseline-library-call", "shortcut", "reject", ("static", "dynamic"),
             "Lets the library (torch ops, cuBLAS/cuDNN, torch.compile, the reference Model) do the task's "
             "work instead of the solution's own kernels.",
@@ -142,7 +144,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "the reference Model."),
     Pattern("ghost-kernel", "shortcut", "reject", ("dynamic",),
             "The custom kernel never runs; the output comes from library ops or glue.",
-            "The profiler records the kernels launched during forward: none of the solution's own (Triton/extension) kernels means a ghost."),
+            "The profiler records the kernels launched during forward: none of the solution's own "
+            "(Triton/extension) kernels means a ghost."),
     Pattern("shape-specialization", "semantic", "reject", ("dynamic",),
             "Correct only on the advertised shapes or seeds.",
             "Verification on unseen seeds, and on the task's alternative shapes where the manifest gives them."),

@@ -11,9 +11,10 @@ ops, which a scan of module globals alone would call "no kernel". CUDA kernels f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.profiler import ProfilerActivity, profile

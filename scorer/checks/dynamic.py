@@ -10,21 +10,28 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from scorer.checks import launch_window
-from scorer.checks.aten_work import (COMPUTE, AtenMode, run_kernel_watched, run_subclass_watched, solution_op,
-                                     torch_counterpart)
+from scorer.checks.aten_work import COMPUTE, AtenMode, run_kernel_watched, run_subclass_watched, solution_op, torch_counterpart
 from scorer.checks.catalog import Finding
 from scorer.checks.modes import lingering_modes, top_dispatch_mode
 from scorer.checks.poison import PERTURB_BYTES
 from scorer.checks.static import is_denied_name
 from scorer.checks.static import rules as static_rules
-from scorer.checks.work import (DEFAULT_OWN_WORK_SHARE, InterpreterWork, WorkShare, calls_findings, device_work, op_work,
-                                share_findings)
+from scorer.checks.work import (
+    DEFAULT_OWN_WORK_SHARE,
+    InterpreterWork,
+    WorkShare,
+    calls_findings,
+    device_work,
+    op_work,
+    share_findings,
+)
 
 try:
     from torch._subclasses.fake_tensor import is_fake
@@ -132,7 +139,7 @@ def _check_output(obj: Any) -> list[Finding]:
     findings: list[Finding] = []
     for where, item in items:
         kind = type(item)
-        if kind is not _PLAIN_TENSOR and not (kind is torch.nn.Parameter):
+        if kind is not _PLAIN_TENSOR and kind is not torch.nn.Parameter:
             name = f"{kind.__module__}.{kind.__qualname__}"
             findings.append(Finding("lazy-evaluation",
                                     f"forward() returned {where} of type {name}, not a plain torch.Tensor "
@@ -168,7 +175,7 @@ def _is_fake(t: torch.Tensor) -> bool:
 
 
 def _max_offset(t: torch.Tensor) -> int:
-    return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size > 0)
+    return sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True) if size > 0)
 
 
 # The mismatch and constant-output evidence are shares and patterns, which an evenly strided sample
@@ -394,10 +401,11 @@ def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[flo
     running beside it, an honest swish read 2.63 ms on the host against 0.18 ms of events.
     `host_rule=False` leaves the host clock's excess unjudged: the judge says so where the timing
     ran beside foreign compute on the device, which the host clock also waits for."""
-    pairs = [(float(e), float(h)) for e, h in zip(event_times_ms, host_times_ms)
+    # One event and one host time per repetition (TimeReply.parse refuses any other count).
+    pairs = [(float(e), float(h)) for e, h in zip(event_times_ms, host_times_ms, strict=True)
              if _finite(e) and _finite(h)]
-    if len(pairs) != len(list(zip(event_times_ms, host_times_ms))) and pairs:
-        bad = len(list(zip(event_times_ms, host_times_ms))) - len(pairs)
+    if len(pairs) != len(event_times_ms) and pairs:
+        bad = len(event_times_ms) - len(pairs)
         return [Finding("timer-patching", f"{bad} repetition(s) report a non-finite or negative time")]
     if not pairs:
         return []
@@ -418,7 +426,7 @@ def timing_findings(event_times_ms: Sequence[float], host_times_ms: Sequence[flo
     waits = [float(w) for w in waited_ms or () if _finite(w)]
     waited = ""
     if waits and len(waits) == len(pairs):
-        host_med = statistics.median(max(e, h - w) for (e, h), w in zip(pairs, waits))
+        host_med = statistics.median(max(e, h - w) for (e, h), w in zip(pairs, waits, strict=True))
         waited = f" after {statistics.median(waits):.3g} ms a repetition waiting for a CPU"
     if host_med > _HOST_OVER_EVENT_RATIO * ev_med + gate_med + _HOST_OVER_EVENT_MARGIN_MS:
         held = f" + the {gate_med:.3g} ms hold before the start event" if gates else ""
@@ -615,7 +623,7 @@ def _monitor_mode_class() -> type:
     made, and left to the cyclic collector, for each watched trial)."""
     if not _MODE_CLASS:
         class _Mode(TorchFunctionMode):
-            def __init__(self, monitor: "LibraryCallMonitor") -> None:
+            def __init__(self, monitor: LibraryCallMonitor) -> None:
                 super().__init__()
                 self.monitor = monitor
 
@@ -761,7 +769,7 @@ class LibraryCallMonitor:
         self._aten_names[id(func)] = (func, name)
         return name
 
-    def __enter__(self) -> "LibraryCallMonitor":
+    def __enter__(self) -> LibraryCallMonitor:
         self._call_work = {}
         self._own_before = self.own.elements
         self._note_lingering("before")
@@ -772,7 +780,7 @@ class LibraryCallMonitor:
         launch_window.ACTIVE.append(self)
         return self
 
-    def launch_window(self) -> "_LaunchWindow":
+    def launch_window(self) -> _LaunchWindow:
         """Where a Triton launch runs without the function mode (scorer/checks/launch_window.py)."""
         return _LaunchWindow(self)
 

@@ -30,9 +30,10 @@ import threading
 import time
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -549,7 +550,7 @@ def _started_by_scorer(t: threading.Thread) -> bool:
 # Who called Thread.start for each thread started since arm(): "kernel" when kernel.py's code did
 # (directly or through the standard library, e.g. a ThreadPoolExecutor it made), "library" when a
 # library's code did for itself (Triton's or torch's workers).
-_STARTERS: "weakref.WeakKeyDictionary[threading.Thread, str]" = weakref.WeakKeyDictionary()
+_STARTERS: weakref.WeakKeyDictionary[threading.Thread, str] = weakref.WeakKeyDictionary()
 _START_WRAPPED = [False]
 
 

@@ -27,7 +27,8 @@ library work goes unseen.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -91,7 +92,7 @@ class _Rules:
         self.plain = _PLAIN_SCALARS | _triton_plain_types()
         # Newer Triton keeps each launch hook as a chain, called on every launch, empty unless set.
         self.chain = HookChain
-        self.chain_call = getattr(HookChain, "__call__", None)
+        self.chain_call = HookChain.__call__ if HookChain is not None else None
         self.hooks = _hook_holders()
 
     def plain_value(self, value: Any) -> bool:

@@ -39,7 +39,8 @@ import struct
 import sys
 import sysconfig
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from scorer.checks.catalog import Finding
 
@@ -290,7 +291,7 @@ class _Map:
 
 
 def _maps(pid: int | str) -> Iterator[_Map]:
-    with open(f"/proc/{pid}/maps", "r", encoding="utf-8", errors="surrogateescape") as f:
+    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
             parts = line.rstrip("\n").split(None, 5)
             if len(parts) < 6 or not parts[5].startswith("/"):

@@ -13,7 +13,7 @@ noop/stale checks; mmap-sized blocks come back as zero pages, which those checks
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -31,8 +31,9 @@ import os
 import sys
 import types
 from _thread import get_ident as _thread_ident
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from scorer.checks.catalog import Finding
 
@@ -61,7 +62,7 @@ class Turns:
         self._kernel_depth = 0  # > 0 inside a kernel_call
 
     @classmethod
-    def calibration(cls) -> "Turns":
+    def calibration(cls) -> Turns:
         """The kernel worker's watch with nothing to note, for the reference worker's batch. The
         judge takes that batch's per-call cost of drawing inputs and copying outputs off the
         kernel's batch, whose draws run under the watch: unwatched there, the difference read as

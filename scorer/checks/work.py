@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -280,7 +281,7 @@ class InterpreterWork:
         self.available = _install_interpreter_counts()
         self.elements = 0
 
-    def __enter__(self) -> "InterpreterWork":
+    def __enter__(self) -> InterpreterWork:
         self._start = _COUNTER["elements"]
         _COUNTER["active"] += 1
         return self

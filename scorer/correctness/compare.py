@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -57,7 +58,8 @@ _CHUNK_ELEMENTS = 1 << 26
 
 def _compare_tensor(out: torch.Tensor, exp: torch.Tensor, rule: Rule, where: str) -> Comparison:
     if out.shape != exp.shape:
-        return Comparison(False, f"{where}: shape {tuple(out.shape)} != expected {tuple(exp.shape)}", float("inf"), float("inf"), 1.0)
+        return Comparison(False, f"{where}: shape {tuple(out.shape)} != expected {tuple(exp.shape)}",
+                          float("inf"), float("inf"), 1.0)
     if out.dtype != exp.dtype:
         return Comparison(False, f"{where}: dtype {out.dtype} != expected {exp.dtype}", float("inf"), float("inf"), 1.0)
     if out.numel() == 0:
@@ -114,7 +116,7 @@ def compare_outputs(outputs: Sequence[torch.Tensor], expected: Sequence[torch.Te
     index output the rule names differs, to tell a tie from a wrong index."""
     if len(outputs) != len(expected):
         return Comparison(False, f"{len(outputs)} outputs, expected {len(expected)}", float("inf"), float("inf"), 1.0)
-    results = [_compare_tensor(o, e, rule, f"output {i}") for i, (o, e) in enumerate(zip(outputs, expected))]
+    results = [_compare_tensor(o, e, rule, f"output {i}") for i, (o, e) in enumerate(zip(outputs, expected, strict=True))]
     if inputs is not None and any(not r.ok for r in results):
         results = _with_ties_settled(list(outputs), expected, rule, inputs, results)
     bad = [r for r in results if not r.ok]

@@ -6,15 +6,16 @@ outcome, a small summary, goes back to the judge."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from scorer.checks import dynamic as dynamic_checks
 from scorer.checks.catalog import Finding
-from scorer.gpu.compile_gap import no_pause
 from scorer.correctness.compare import Comparison, Rule, compare_outputs, first_difference
+from scorer.gpu.compile_gap import no_pause
 from scorer.score import CorrectnessResult
 
 
@@ -48,7 +49,7 @@ class CorrectnessOutcome:
         return {"result": asdict(self.result), "failure": self.failure, "findings": [f.to_dict() for f in self.findings]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CorrectnessOutcome":
+    def from_dict(cls, data: dict[str, Any]) -> CorrectnessOutcome:
         return cls(CorrectnessResult(**data["result"]), data.get("failure"), [Finding(**f) for f in data.get("findings", [])])
 
 
@@ -115,7 +116,8 @@ def evaluate_correctness(ref: ReferenceData, calls: list[dict[str, Any]], output
 def _mutation_findings(calls: list[dict[str, Any]]) -> list[Finding]:
     for call in calls:
         if call.get("mutated"):
-            return [Finding("input-mutation", f"forward() changed input(s) {call['mutated']} during trial '{call['trial']}' (hash before != after)")]
+            return [Finding("input-mutation", f"forward() changed input(s) {call['mutated']} during trial "
+                                              f"'{call['trial']}' (hash before != after)")]
     return []
 
 
@@ -130,13 +132,15 @@ def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]
             rerun = _check(outputs.get("repeat-0"), ref.sets[0], by_trial.get("repeat-0", {}).get("devices", []),
                            device_type, rule)
             if rule.exact or rule.deterministic or not rerun.ok:
-                findings.append(Finding("shared-memory-overflow", evidence + ("" if rerun.ok else f"; the rerun is wrong: {rerun.reason}")))
+                wrong = "" if rerun.ok else f"; the rerun is wrong: {rerun.reason}"
+                findings.append(Finding("shared-memory-overflow", evidence + wrong))
             else:
                 # The suite allows float atomics (split-K, scatter-add reorder sums honestly):
                 # a difference that stays inside the tolerance is flagged for audit only.
                 findings.append(Finding("shared-memory-overflow", evidence + " (both runs within tolerance)", severity="flag"))
     if "refill-0-with-1" in by_trial and len(ref.sets) > 1:
-        cmp = _check(outputs.get("refill-0-with-1"), ref.sets[1], by_trial["refill-0-with-1"].get("devices", []), device_type, rule)
+        cmp = _check(outputs.get("refill-0-with-1"), ref.sets[1], by_trial["refill-0-with-1"].get("devices", []),
+                     device_type, rule)
         if not cmp.ok:
             findings.append(Finding("caching-memoization",
                                     f"wrong after its input buffers were refilled in place with new data: {cmp.reason}"))
@@ -144,11 +148,13 @@ def _extra_trial_findings(ref: ReferenceData, by_trial: dict[str, dict[str, Any]
         between()
         call = by_trial.get(f"alt-{j}", {})
         if call.get("error"):
-            findings.append(Finding("shape-specialization", f"failed on alternative shape {alt['shape']}: {call['error'][-600:]}"))
+            findings.append(Finding("shape-specialization",
+                                    f"failed on alternative shape {alt['shape']}: {call['error'][-600:]}"))
             continue
         cmp = _check(outputs.get(f"alt-{j}"), alt["sets"][0], call.get("devices", []), device_type, rule)
         if not cmp.ok:
-            findings.append(Finding("shape-specialization", f"correct on the task's shapes, wrong on {alt['shape']}: {cmp.reason}"))
+            findings.append(Finding("shape-specialization",
+                                    f"correct on the task's shapes, wrong on {alt['shape']}: {cmp.reason}"))
     return findings
 
 
@@ -159,7 +165,8 @@ def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | No
         got = _as_tensors(outputs.get(f"seed-{i}"))
         if expected.outputs_fp64 is None or got is None:
             continue
-        for out, exp64, exp in zip(got, expected.outputs_fp64, expected.outputs):
+        # The kernel's outputs: a wrong count is the correctness verdict's to give, not this check's.
+        for out, exp64, exp in zip(got, expected.outputs_fp64, expected.outputs, strict=False):
             if not isinstance(out, torch.Tensor) or out.shape != exp.shape:
                 continue
             for f in dynamic_checks.precision_findings(fp64_sample(out), exp64, fp64_sample(exp), task_dtype,
@@ -169,7 +176,7 @@ def _precision(ref: ReferenceData, outputs: dict[str, Any], task_dtype: str | No
     bars = precision_bars(ref, category)
     for i, expected in enumerate(ref.sets):
         got = _as_tensors(outputs.get(f"seed-{i}"))
-        for j, (out, exp) in enumerate(zip(got or [], expected.outputs)):
+        for j, (out, exp) in enumerate(zip(got or [], expected.outputs, strict=False)):
             for f in dynamic_checks.precision_consistency(out, exp, bars.get(j), task_dtype, f"seed {i}",
                                                           secrets.randbelow(1 << 30)):
                 seen.setdefault(f.pattern, f)
@@ -181,7 +188,7 @@ def precision_bars(ref: ReferenceData, category: str | None) -> dict[int, float]
     for expected in ref.sets:
         if expected.outputs_fp64 is not None:
             bars = {j: dynamic_checks.reference_bar(fp64_sample(exp), exp64, category)
-                    for j, (exp, exp64) in enumerate(zip(expected.outputs, expected.outputs_fp64))}
+                    for j, (exp, exp64) in enumerate(zip(expected.outputs, expected.outputs_fp64, strict=True))}
             return {j: b for j, b in bars.items() if b is not None}
     return {}
 
@@ -191,7 +198,7 @@ def timed_precision_findings(kept: dict[int, Any], expected: dict[int, list[torc
     """The kept timed outputs held to the precision of the float64-checked correctness call: a
     kernel precise while checked and rounding once timed is precision-downgrade."""
     for rep, outputs in sorted(kept.items()):
-        for j, (out, exp) in enumerate(zip(_as_tensors(outputs) or [], expected.get(rep, []))):
+        for j, (out, exp) in enumerate(zip(_as_tensors(outputs) or [], expected.get(rep, []), strict=False)):
             found = dynamic_checks.precision_consistency(out, exp, bars.get(j), task_dtype, f"timed repetition {rep}",
                                                          secrets.randbelow(1 << 30))
             if found:

@@ -2,15 +2,16 @@
 the input holds the same value twice either position is the right answer.
 
 A task declares which output holds indices into which input, along which dimension of that input
-(`index_outputs` in suite.toml, scorer.tasks.suites.IndexOutput). The comparison itself stays exact or allclose on the indices; only
-an index that points at a value bit-for-bit equal to the one the reference's index points at is
-taken as the reference's. Nothing is forgiven for a near value: an index into a different value is
-still wrong, and an index outside the dimension is never a tie.
+(`index_outputs` in suite.toml, scorer.tasks.suites.IndexOutput). The comparison itself stays
+exact or allclose on the indices; only an index that points at a value bit-for-bit equal to the
+one the reference's index points at is taken as the reference's. Nothing is forgiven for a near
+value: an index into a different value is still wrong, and an index outside the dimension is never
+a tie.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -46,7 +47,7 @@ def settle_ties(got: torch.Tensor, expected: torch.Tensor, source: torch.Tensor,
     kept = list(coords)
     # The output's other coordinates must lie inside the source, or the declaration does not fit.
     probe = _source_coords(kept, source, dim, torch.zeros_like(flat))
-    if probe is None or any(bool((c >= n).any()) for c, n in zip(probe, source.shape)):
+    if probe is None or any(bool((c >= n).any()) for c, n in zip(probe, source.shape, strict=True)):
         return got
 
     def values(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

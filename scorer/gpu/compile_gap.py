@@ -10,8 +10,9 @@ hooks; that only costs other scorers time (nothing it measures), as a kernel cou
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 

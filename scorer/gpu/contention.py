@@ -23,9 +23,11 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from itertools import pairwise
+from typing import Any
 
 # Foreign load that makes a CPU timing contended, in cores: beyond the background of a quiet host
 # (daemons, the orchestrator's own bookkeeping), below one busy neighbour.
@@ -196,7 +198,7 @@ def sample_period_us(samples: list[Any]) -> int:
     stamps: dict[int, list[int]] = {}
     for s in samples:
         stamps.setdefault(int(s.pid), []).append(int(s.timeStamp))
-    gaps = [b - a for ts in stamps.values() for a, b in zip(sorted(ts), sorted(ts)[1:]) if b > a]
+    gaps = [b - a for ts in stamps.values() for a, b in pairwise(sorted(ts)) if b > a]
     if not gaps:
         return _NVML_PERIOD_US
     low, high = _NVML_PERIOD_BOUNDS_US
@@ -244,7 +246,7 @@ class _Mark:
     table: dict[int, tuple[int, int]]
 
     @classmethod
-    def now(cls) -> "_Mark":
+    def now(cls) -> _Mark:
         return cls(int(time.time() * 1e6), _busy_ticks(), process_table())
 
 

@@ -23,8 +23,9 @@ figures) the verdict stands, as before, with what could not be read written besi
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, Collection
+from typing import Any
 
 from scorer.gpu.contention import nvml_handle, own_tree, pid_namespace_is_nvmls, process_table
 from scorer.gpu.memory import USABLE_SHARE

@@ -30,10 +30,11 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 AGENTS = "agents"
 FREEZERS = "freezers"
@@ -172,7 +173,7 @@ class FreezeServer:
         self._threads: list[threading.Thread] = []
         self.sections = 0  # freezes served (for the benchmark and the log)
 
-    def start(self) -> "FreezeServer":
+    def start(self) -> FreezeServer:
         for sub in (AGENTS, FREEZERS, LEASES):
             (self.lock_dir / sub).mkdir(parents=True, exist_ok=True)
             os.chmod(self.lock_dir / sub, 0o1777)
@@ -200,7 +201,7 @@ class FreezeServer:
             self.unregister(reg)
         reap_leases(self.lock_dir, owner=self.id, everyone=False, force=True)
 
-    def __enter__(self) -> "FreezeServer":
+    def __enter__(self) -> FreezeServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -284,7 +285,7 @@ class FreezeServer:
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return

@@ -21,9 +21,10 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from scorer.errors import ScorerUserError
 from scorer.gpu import contention, freeze

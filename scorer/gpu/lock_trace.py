@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def occupancy(rows: list[dict[str, Any]]) -> Occupancy | None:
     start, end = min(r["asked"] for r in rows), max(r["freed"] for r in rows)
     cuts = sorted({t for r in rows for t in (r["asked"], r["got"], r["freed"])})
     ex = sh = idle = queued_sh = queued_idle = 0.0
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in pairwise(cuts):
         mid, span = (a + b) / 2, b - a
         held = [r for r in rows if r["got"] <= mid < r["freed"]]
         exclusive = any(not r["shared"] for r in held)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import torch
 
@@ -190,8 +191,9 @@ def time_forward(
         args = inputs_for(rep)
         flush(rep)
         sync()
-        call = (lambda: around(lambda: fn(*args))) if around is not None else (lambda: fn(*args))
+        call = (lambda a=args: around(lambda: fn(*a))) if around is not None else (lambda a=args: fn(*a))
         timed = rep_clock.run(call)
+        del call  # it holds these inputs: the next repetition's are drawn only after they are let go
         out = timed.out
         if hold is not None:
             events.append(timed.events)
@@ -218,8 +220,8 @@ def time_forward(
         idle_dev = [float(clock.event_elapsed(e, d)) for _, _, e, d in idle]
         gate_ms = [float(clock.event_elapsed(h, s)) for h, s, _, _ in events]
         return TimingRun(CUDA_TIMER, event_ms, host_ms, event_ms, kept,
-                         [settled_drain_ms(d, t) for d, t in zip(drain_dev, tails)],
-                         [settled_drain_ms(d, t) for d, t in zip(idle_dev, idle_tails)],
+                         [settled_drain_ms(d, t) for d, t in zip(drain_dev, tails, strict=True)],
+                         [settled_drain_ms(d, t) for d, t in zip(idle_dev, idle_tails, strict=True)],
                          hold.describe(), gate_ms, drain_dev, idle_dev)
     return TimingRun(CPU_TIMER, list(host_ms), host_ms, None, kept)
 
@@ -298,7 +300,7 @@ class _RepClock:
     calibration runs the same sequence around a call that does nothing. `settle`, where given,
     is the synchronize, returning the host time at which it began to wait."""
 
-    def __init__(self, clock: Clock, sync: Callable[[], None], hold: "_Hold | None", stream: Any,
+    def __init__(self, clock: Clock, sync: Callable[[], None], hold: _Hold | None, stream: Any,
                  settle: Callable[[], float] | None = None) -> None:
         self.clock, self.sync, self.hold, self.stream = clock, sync, hold, stream
         self.settle = settle

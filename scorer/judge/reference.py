@@ -13,20 +13,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from scorer.workers.batch import MIN_CALLS, batch_calls
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention
 from scorer.gpu.lock import hold_gpu
 from scorer.judge.clock import BatchClock, baseline_problem, median_round_trip_ms
 from scorer.judge.stopwatch import STOPPED_S, StopWatch
 from scorer.options import ScoreOptions
-from scorer.workers.protocol import (Frame, Ping, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,
-                                     ReferenceEnvironment, ReferencePrepare, ReferenceTime, Request)
 from scorer.tasks.suites import Suite, Task
+from scorer.workers.batch import MIN_CALLS, batch_calls
 from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
-from scorer.workers.protocol import ProtocolViolation
-from scorer.workers.reference_replies import (BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, TimeReply,
-                                              parse as parse_reply)
+from scorer.workers.protocol import (
+    Frame,
+    Ping,
+    ProtocolViolation,
+    ReferenceBatch,
+    ReferenceBatchCollect,
+    ReferenceBatchSetup,
+    ReferenceEnvironment,
+    ReferencePrepare,
+    ReferenceTime,
+    Request,
+)
+from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, TimeReply
+from scorer.workers.reference_replies import parse as parse_reply
 
 R = TypeVar("R")
 

@@ -11,6 +11,7 @@ work for checked repetitions cannot tell which those are, nor compute a kept one
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from typing import Any
 
 from scorer.gpu.contention import run_delay_ms
@@ -61,8 +62,8 @@ class RepFeed:
         scheduler's count could not be read at every step."""
         if not self.delays or any(d is None for d in self.delays):
             return None
-        return [max(0.0, b - a) for a, b in zip(self.delays, self.delays[1:])]  # type: ignore[operator]
+        return [max(0.0, b - a) for a, b in pairwise(self.delays)]  # type: ignore[operator]
 
     def intervals_ms(self) -> list[float]:
         """Each repetition's time between two steps, on the judge's clock."""
-        return [(b - a) * 1e3 for a, b in zip(self.stamps, self.stamps[1:])]
+        return [(b - a) * 1e3 for a, b in pairwise(self.stamps)]

@@ -17,40 +17,51 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 
-
 from scorer.checks import native_audit
-
 from scorer.checks.catalog import Finding
-from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.correctness.evaluate import CorrectnessOutcome
-from scorer.workers.batch import batch_calls
+from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention, crowding, freeze
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
-from scorer.judge.clock import (BatchClock, CoreShare, StageCpu, clock_findings, floor_speedup, prompt_gil_handoff,
-                                window_ms)
-from scorer.options import ScoreOptions
-from scorer.workers.protocol import (Frame, KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
-                                     KernelSetup, KernelTime, Ping, ReferenceAttach, ReferenceCompare,
-                                     ReferenceCompareTimed, ReferenceSample, ReferenceVerifyBatch, Request)
-from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
-from scorer.judge.rep_feed import RepFeed
-from scorer.score import CorrectnessResult, Score, TimingResult
-from scorer.tasks.suites import Suite, Task
 from scorer.gpu.timing import median_and_spread
-from scorer.workers import wall
-from scorer.workers import reference_replies, replies
-from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
-from scorer.workers.protocol import ProtocolViolation
 from scorer.judge import outside, registry, rulings  # noqa: F401  (rulings: importing registers the checks)
+from scorer.judge.clock import BatchClock, CoreShare, StageCpu, clock_findings, floor_speedup, prompt_gil_handoff, window_ms
+from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
 from scorer.judge.registry import NativeWatch
 from scorer.judge.rep_budget import timed_subset
+from scorer.judge.rep_feed import RepFeed
+from scorer.options import ScoreOptions
+from scorer.score import CorrectnessResult, Score, TimingResult
+from scorer.tasks.suites import Suite, Task
+from scorer.workers import reference_replies, replies, wall
+from scorer.workers.batch import batch_calls
+from scorer.workers.process import WorkerDirs, WorkerFailure, WorkerProcess
+from scorer.workers.protocol import (
+    Frame,
+    KernelBatch,
+    KernelBatchSetup,
+    KernelCorrectness,
+    KernelLoad,
+    KernelRelease,
+    KernelSetup,
+    KernelTime,
+    Ping,
+    ProtocolViolation,
+    ReferenceAttach,
+    ReferenceCompare,
+    ReferenceCompareTimed,
+    ReferenceSample,
+    ReferenceVerifyBatch,
+    Request,
+)
 
 log = logging.getLogger("kernelarena.scorer")
 _PR_SET_DUMPABLE = 4
@@ -182,7 +193,9 @@ def _renamed(shipped: tuple[dict[str, Any] | None, Any], names: dict[str, str]) 
     """The shipped outputs under other keys (CUDA IPC descriptors, or the payload's dict); a key
     off the list stays as it is, for the reference worker to refuse."""
     shared, payload = shipped
-    rename = (lambda d: {names.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d)
+    def rename(d: Any) -> Any:
+        return {names.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d
+
     return rename(shared), rename(payload)
 
 
@@ -476,7 +489,7 @@ class Judge:
         # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/gpu/compile_gap.py).
         request = KernelCorrectness(output_specs=prepared.output_specs, seeds=plan.seeds,
                                     alt=[{"seed": a["seed"], "output_specs": specs}
-                                         for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs)],
+                                         for a, specs in zip(plan.alt_shapes, prepared.alt_output_specs, strict=True)],
                                     gpu_lock=ref.gpu_key())
         reply = self._ask(worker, "correctness", request, None, self.options.correctness_s)
         with _untrusted_reply("correctness"):

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ScorerBroken
+from scorer.judge.reference import ReferenceService
 from scorer.judge.scoring import Judge, _deny_same_user_access, kernel_worker, resolve_device
 from scorer.options import ScoreOptions
-from scorer.judge.reference import ReferenceService
 from scorer.score import Score
 from scorer.tasks.suites import Suite
 from scorer.workers.process import WorkerDirs, WorkerProcess
-
 
 # A pooled worker that kept its scoring waiting this long was not ready; the pool grows to at most this.
 _WAITED_S = 0.5
@@ -48,7 +47,7 @@ class ScoringSession:
         self._count = 0
         _deny_same_user_access()
 
-    def __enter__(self) -> "ScoringSession":
+    def __enter__(self) -> ScoringSession:
         return self
 
     def __exit__(self, *exc: Any) -> None:

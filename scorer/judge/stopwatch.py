@@ -43,7 +43,7 @@ class StopWatch:
         self._thread = threading.Thread(target=self._run, name="kernelarena-stopwatch", daemon=True)
         self._thread.start()
 
-    def __enter__(self) -> "StopWatch":
+    def __enter__(self) -> StopWatch:
         self._armed.set()
         return self
 

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import torch
 
-from scorer.tasks import load as taskload
 from scorer.errors import ScorerUserError
+from scorer.tasks import load as taskload
 from scorer.tasks.load import make_inputs
 from scorer.tasks.suites import Suite, Task, Tolerance
 
@@ -122,7 +122,8 @@ def lint_suite(
     """
     issues: list[LintIssue] = []
     if not suite.tasks:
-        issues.append(LintIssue(None, "empty-suite", "error", f"suite '{suite.name}' defines no tasks; add [tasks.<id>] entries or task files"))
+        issues.append(LintIssue(None, "empty-suite", "error",
+                                f"suite '{suite.name}' defines no tasks; add [tasks.<id>] entries or task files"))
     selected = list(tasks) if tasks is not None else list(suite.tasks)
     for task_id in selected:
         task = suite.task(task_id)
@@ -184,7 +185,8 @@ def _structural_checks(task: Task) -> ModuleType:
     missing = [name for name in REQUIRED_NAMES if not hasattr(module, name)]
     if missing:
         raise _TaskRefused(LintIssue(task.id, "missing-definition", "error",
-                                     f"{task.path.name} does not define {', '.join(missing)} (KernelBench format needs all three)"))
+                                     f"{task.path.name} does not define {', '.join(missing)} "
+                                     "(KernelBench format needs all three)"))
     for label, shapes in [("test_shapes", task.test_shapes)] + [("alt_shapes", s) for s in task.alt_shapes]:
         unknown = sorted(k for k in shapes if not hasattr(module, k))
         if unknown:

@@ -14,9 +14,10 @@ import hashlib
 import importlib.util
 import random
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 

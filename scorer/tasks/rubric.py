@@ -15,8 +15,9 @@ Optional fields of a task in suite.toml:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Rubric:
         return not (self.dtype or self.forbid or self.require)
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> "Rubric":
+    def from_entry(cls, entry: Mapping[str, Any]) -> Rubric:
         """The rubric fields of one task's manifest entry; ValueError with the fix when malformed."""
         dtype = entry.get("rubric_dtype")
         if dtype is not None and (not isinstance(dtype, str) or not dtype):

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from scorer.tasks.rubric import Rubric
 from scorer.errors import ScorerUserError
+from scorer.tasks.rubric import Rubric
 
 BUILTIN_SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_RTOL = 1e-3
@@ -59,7 +60,7 @@ class LibraryPolicy:
         return {"allow": list(self.allow), "deny": list(self.deny), "own_work_share": self.own_work_share}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "LibraryPolicy":
+    def from_dict(cls, data: Mapping[str, Any] | None) -> LibraryPolicy:
         data = data or {}
         share = data.get("own_work_share", 0.5)
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= float(share) <= 1.0:
@@ -78,7 +79,7 @@ class IndexOutput:
         return {"output": self.output, "input": self.input, "dim": self.dim}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "IndexOutput":
+    def from_dict(cls, data: Mapping[str, Any]) -> IndexOutput:
         unknown = set(data) - {"output", "input", "dim"}
         if unknown or "output" not in data or "input" not in data:
             raise ValueError(f"index_outputs entries are {{ output = N, input = N, dim = N }}, got {dict(data)!r}")

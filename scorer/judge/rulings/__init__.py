@@ -1,7 +1,18 @@
 """The checks, one module each; importing this package registers them all (scorer/judge/registry.py)."""
 
-from scorer.judge.rulings import (channel, in_process, judge_clock, native_memory, processes, protocol, reference,
-                                  reported_timing, roofline, rubric, static_source)
+from scorer.judge.rulings import (
+                                  channel,
+                                  in_process,
+                                  judge_clock,
+                                  native_memory,
+                                  processes,
+                                  protocol,
+                                  reference,
+                                  reported_timing,
+                                  roofline,
+                                  rubric,
+                                  static_source,
+)
 
 __all__ = ["channel", "in_process", "judge_clock", "native_memory", "processes", "protocol", "reference",
            "reported_timing", "roofline", "rubric", "static_source"]
