@@ -28,8 +28,9 @@ RECORD = ROOT / "docs" / "results" / "gpu_latest.json"
 TABLE = ROOT / "docs" / "GPU_RESULTS.md"
 RESULTS = ROOT / "docs" / "results"
 REAL_MANIFEST = ROOT / "tests" / "hacks" / "real" / "manifest.toml"
-# The device call whose parts fill the record (its time budget is gpu_check's --budget-s).
-REPRODUCE = "bash scripts/gpu_check.sh --parts suites,attacks,clean,real,busy,dobench --workers 4"
+# The device call whose parts fill the record (gpu_check.py's PRESETS["check"]: one call, each part
+# in a time budget of its own).
+REPRODUCE = "bash scripts/gpu_check.sh --preset check"
 
 # Each part's figures: a part that did not run is null as a whole. int fields are counts; float
 # fields take any non-negative number.
@@ -254,7 +255,8 @@ def render(record: dict[str, Any], logs: list[tuple[str, str]], record_name: str
         "",
         f"    {REPRODUCE}",
         "",
-        "on the device, carrying `.whl` (from `bash scripts/device_wheels.sh`) and, for the real corpus,",
+        "on the device, with `KA_COMMIT=<the commit>` in front (the device's copy has no .git), carrying",
+        "`.whl` (from `bash scripts/device_wheels.sh`) and, for the real corpus,",
         "`tests/hacks/real/kernels` and `tests/hacks/real/suite` (from its `materialize.py`). The run writes",
         f"`$OUT/gpu_latest.json`; commit it here as `{record_name}` with the run's dated log (its `log`",
         "field), then run `python scripts/gpu_results.py render`.",
