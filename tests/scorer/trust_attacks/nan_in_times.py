@@ -24,7 +24,6 @@ def _swish(x):
 
 
 import scorer.workers.entry as _entry
-import scorer.workers.kernel_role as _role
 
 _send = _entry.send_frame
 _calls = [0]
