@@ -11,6 +11,7 @@ i.e. serialisation, pipe traffic and deserialisation on both ends.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -44,19 +45,24 @@ def main() -> int:
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--full-shapes", action="store_true", help="task shapes, not the small CPU test shapes")
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args()
     suite = load_suite(args.suite)
     tasks = args.tasks or [t for t, task in suite.tasks.items() if task.solution is not None]
     options = ScoreOptions(device=args.device, repetitions=args.repetitions, warmup=args.warmup,
                            use_test_shapes=False if args.full_shapes else None)
     print(" ".join(f"{c:>11}" for c in COLUMNS) + "   (seconds)")
+    rows = []
     for task in tasks:
         solution = suite.tasks[task].solution
         if solution is None:
             continue
         score = score_kernel(suite, task, solution, device=args.device, options=options)
         row = breakdown(score.durations_s)
+        rows.append({"task": task, "verdict": score.verdict, **row})
         print(f"{task:>11} {score.verdict:>11} " + " ".join(f"{row[c]:>11.3f}" for c in COLUMNS[2:]))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
     return 0
 
 

@@ -19,6 +19,7 @@ Parts (run all by default, or pick with --parts):
   busy      benchmarks/busy_device.py: demo and suite solutions quiet, beside a CUDA burner agent,
             and beside it with exclusive timing (the agent frozen while a judge times)
   forged    benchmarks/forged_clock_gain.py: what a clock forged 2, 4 and 8 times still gains
+  overhead  benchmarks/scorer_overhead.py: the scorer's own cost per demo kernel
 Presets: --preset check runs what docs/results/gpu_latest.json records in one device call, each
 part in a time budget of its own.
 Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
@@ -67,8 +68,8 @@ DEFAULT_PEAKS = {"bytes_s": 4.3e12, "bf16": 790e12, "tf32": 495e12, "fp32": 67e1
 # One device call (10 minutes with the machine's start): every part the record needs, the suites at
 # a sweep's default concurrency (8), each part in a budget of its own that sums within the call.
 PRESETS: dict[str, dict[str, object]] = {
-    "check": {"parts": "suites,attacks,clean,real,busy,dobench,forged", "workers": 8, "budget_s": 520.0,
-              "part_budgets": "suites=180,attacks=70,clean=50,real=55,busy=55,dobench=50,forged=45",
+    "check": {"parts": "suites,attacks,clean,real,busy,dobench,forged,overhead", "workers": 8, "budget_s": 540.0,
+              "part_budgets": "suites=175,attacks=70,clean=50,real=55,busy=50,dobench=50,forged=45,overhead=30",
               "busy_tasks": "swish,softmax,row_sum,add_rmsnorm"},
 }
 
@@ -595,6 +596,9 @@ def main() -> None:
                 lines = part_script(args.out, "full_size", "benchmarks/full_size.py", budget)
             elif part == "dobench":
                 lines = part_script(args.out, "do_bench", "benchmarks/do_bench_agreement.py", budget)
+            elif part == "overhead":
+                lines = part_script(args.out, "overhead", "benchmarks/scorer_overhead.py", budget,
+                                    ("--device", args.device))
             elif part == "forged":
                 lines = part_script(args.out, "forged", "benchmarks/forged_clock_gain.py", budget,
                                     ("--device", args.device, "--factors", "2,4,8"))
