@@ -1,7 +1,9 @@
 """The shared scorer: correctness, anti-hack checks, timing and verdict for one kernel.
 
-Imports only torch, triton, numpy and the standard library, so it runs inside any CUDA or ROCm
-PyTorch image. `score_kernel` is the judge; kernels only ever run in `python -m scorer.workers.entry`
+Imports torch, triton, numpy and the standard library, so it runs inside any CUDA or ROCm PyTorch
+image, and where installed pyseccomp (the kernel worker's seccomp filter; without it the wall
+reports `seccomp` missing) and pynvml (foreign load on a GPU; without it that is not watched).
+`score_kernel` is the judge; kernels only ever run in `python -m scorer.workers.entry`
 children (see docs/SCORER.md).
 """
 

@@ -5,8 +5,9 @@ The LibraryCallMonitor's TorchFunctionMode sees each torch call kernel.py's Pyth
 unit, and runs it with itself popped. Two routes reach ATen without such a call. Native code: a
 `load_inline` extension whose C++ calls `at::special_expit(x)` and `x * s` (C++ never meets a
 Python mode). A custom op (`torch.library.custom_op`, `Library.impl`, a `TORCH_LIBRARY` op): the
-function mode sees only the op, which is glue, and its body runs while the mode is popped. Session
-15's red team did the whole of swish each way and passed on CPU (its a06 and a09).
+function mode sees only the op, which is glue, and its body runs while the mode is popped. A red
+team did the whole of swish each way and passed the function mode alone on CPU (a06 and a09 of
+docs/results/2026-12-05-session15-red-team-on-cpu.md).
 
 A TorchDispatchMode meets every ATen op at the dispatcher, from C++ or from Python. It counts those
 that arrive while no call the function mode watches is running (that mode counted the call, or

@@ -4,8 +4,9 @@ Every timed call runs under the library-call monitor's TorchFunctionMode, and to
 every read of a tensor's metadata: Triton's binder and launcher read each tensor argument's
 `data_ptr` and `dtype` on every launch. torch's own machinery costs about 1.5 us a read, whatever
 the mode does (benchmarks/launch_overhead.py), so an LSTM solution's 128 launches a forward read
-8.28 ms by the events on an H100 against do_bench's 3.0 (session 21): the monitor's cost, not the
-kernel's, and the same cost inflated the judge's batch, which runs under the monitor too.
+8.28 ms by the events on an H100 against do_bench's 3.0 without this window
+(docs/results/2026-12-06-session21-h100-sweep-and-busy.md): the monitor's cost, not the kernel's,
+and the same cost inflates the judge's batch, which runs under the monitor too.
 
 A launch of a Triton kernel therefore runs with torch function modes off, in a *launch window*,
 where nothing of the solution's can run:

@@ -43,7 +43,8 @@ class TimingRule:
     warmup: int = 10
     repetitions: int = 100
     flush_l2: bool = True
-    # Accepted for old manifests, no longer used: every timed repetition draws fresh inputs of its own.
+    # Accepted and ignored, so manifests that set it still load: every timed repetition draws fresh
+    # inputs of its own.
     input_sets: int = 4
 
 
