@@ -22,7 +22,8 @@ Parts (run all by default, or pick with --parts):
   overhead  benchmarks/scorer_overhead.py: the scorer's own cost per demo kernel
 Presets: --preset check runs what docs/results/gpu_latest.json records in one device call, each
 part in a time budget of its own.
-Each part writes JSON/logs to --out as it goes; a short table is printed last. --budget-s stops
+Each part writes JSON/logs to --out as it goes; a short table is printed last, and the run's record,
+--out/gpu_latest.json, is written from the parts' files (scripts/gpu_results.py). --budget-s stops
 starting new work when the call's time is nearly up, so what finished still comes back.
 """
 
