@@ -665,6 +665,24 @@ def _own_pipes(pid: int, fds: list[str]) -> set[str]:
     return {link for link, modes in ends.items() if {os.O_RDONLY, os.O_WRONLY} <= modes}
 
 
+# /proc/<pid>/net tables (the process's own network namespace) and the column of a row's inode.
+_SOCKET_TABLES = (("unix", 6), ("tcp", 9), ("tcp6", 9), ("udp", 9), ("udp6", 9), ("raw", 9), ("raw6", 9),
+                  ("netlink", 9))
+
+
+def _own_sockets(pid: int) -> set[str]:
+    """Sockets of the walled process's own network namespace (the CUDA driver makes one as it
+    starts): one kept from outside the wall is in the host's tables, not in these."""
+    own = set()
+    for table, column in _SOCKET_TABLES:
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        own.update(f"socket:[{r.split()[column]}]" for r in rows if len(r.split()) > column)
+    return own
+
+
 def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: set[int],
                 own_pipes: set[str]) -> str | None:
     """Why this descriptor of the walled process points outside its wall, or None. `loaded`: the
@@ -680,7 +698,7 @@ def _fd_problem(pid: int, fd: str, allowed: FdAllowance, loaded: bool, mounts: s
     if link.startswith("/memfd:"):
         return None
     if not link.startswith("/"):  # sockets, namespaces
-        return None if loaded else f"fd {fd}: {link} before the kernel ran"
+        return None if loaded or link in own_pipes else f"fd {fd}: {link} before the kernel ran"
     info = os.stat(f"/proc/{pid}/root" if fd == "root" else f"/proc/{pid}/{fd}" if fd == "cwd"
                    else f"/proc/{pid}/fd/{fd}")
     if (info.st_dev, info.st_ino) in allowed.files and not stat.S_ISDIR(info.st_mode):
@@ -710,7 +728,7 @@ def fd_report(pid: int, allowed: FdAllowance, loaded: bool = False) -> list[str]
         fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
     except OSError as exc:  # gone, or not ours to read: nothing verified
         return [f"the descriptors cannot be read: {exc}"]
-    own_pipes = _own_pipes(pid, fds)
+    own_pipes = _own_pipes(pid, fds) | _own_sockets(pid)
     problems = []
     for fd in ["cwd", "root", *fds]:
         try:

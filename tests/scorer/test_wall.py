@@ -373,16 +373,19 @@ def test_a_folder_opened_before_the_wall_is_found_from_outside(tmp_path: Path) -
             os.environ[wall.HIDE_ENV] = str(tmp_path)
             os.chdir(workdir)
             leaked = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-            wall.enter(workdir, [str(REPO)], keep=(leaked, ready_w, done_r))
+            host_socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # of the host's namespace
+            wall.enter(workdir, [str(REPO)], keep=(leaked, ready_w, done_r, host_socket.fileno()))
             own = os.pipe()  # both ends its own, as the CUDA driver's
-            os.write(ready_w, str(os.fstat(own[0]).st_ino).encode())
+            made = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # as the CUDA driver makes one
+            os.write(ready_w, f"{os.fstat(own[0]).st_ino} {os.fstat(made.fileno()).st_ino}".encode())
             os.read(done_r, 1)
         finally:
             os._exit(0)
     os.close(ready_w)
     os.close(done_r)
     try:
-        own_pipe = f"pipe:[{int(os.read(ready_r, 64))}]"
+        pipe_ino, socket_ino = os.read(ready_r, 64).split()
+        own_pipe, own_socket = f"pipe:[{int(pipe_ino)}]", f"socket:[{int(socket_ino)}]"
         walled = wall.walled_pid(pid)
         if walled == pid:
             pytest.skip("the wall forked no walled process on this host")
@@ -390,9 +393,11 @@ def test_a_folder_opened_before_the_wall_is_found_from_outside(tmp_path: Path) -
         for loaded in (False, True):
             problems = wall.fd_report(walled, allowed, loaded=loaded)
             assert any("folder opened outside the wall" in p and str(tmp_path) in p for p in problems), problems
-            assert not any(own_pipe in p for p in problems), problems
+            assert not any(own_pipe in p or own_socket in p for p in problems), problems
         # Before load, the pipes kept from outside (one end each here) are named; its own is not.
-        assert sum("not the judge's channel" in p for p in wall.fd_report(walled, allowed)) == 2
+        before = wall.fd_report(walled, allowed)
+        assert sum("not the judge's channel" in p for p in before) == 2, before
+        assert sum("socket:[" in p and "before the kernel ran" in p for p in before) == 1, before
     finally:
         os.close(done_w)
         os.close(ready_r)
