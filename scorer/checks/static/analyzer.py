@@ -154,7 +154,7 @@ class _Analyzer(ComputeScan, IntegrityScan, DialectScan, NativeScan, BehaviourSc
     # --- structure -----------------------------------------------------------------------------
 
     def collect_functions(self) -> None:
-        def visit(body: Iterable[ast.AST], cls: str | None, prefix: str, enclosing: _Func | None,
+        def visit(body: Iterable[ast.stmt], cls: str | None, prefix: str, enclosing: _Func | None,
                   main_guard: bool) -> None:
             for stmt in body:
                 if isinstance(stmt, ast.ClassDef):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, TypeGuard
 
 
 
@@ -96,7 +96,7 @@ def sized_locals(fn: ast.AST) -> frozenset[str]:
     return sized
 
 
-def _targets_of(node: ast.AST) -> list[ast.AST]:
+def _targets_of(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
         return [node.target]
     if isinstance(node, (ast.With, ast.AsyncWith)):
@@ -130,24 +130,29 @@ def _fold_str(node: ast.AST | None) -> str | None:
         for v in node.values:
             if isinstance(v, ast.Constant):
                 parts.append(str(v.value))
-            elif isinstance(v, ast.FormattedValue) and _fold_str(v.value) is not None:
-                parts.append(_fold_str(v.value))
+            elif isinstance(v, ast.FormattedValue) and (folded := _fold_str(v.value)) is not None:
+                parts.append(folded)
             else:
                 return None
-        return "".join(parts)  # type: ignore[arg-type]
+        return "".join(parts)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
             and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
         sep = _fold_str(node.func.value)
         items = [_fold_str(e) for e in node.args[0].elts]
-        if sep is not None and all(i is not None for i in items):
-            return sep.join(items)  # type: ignore[arg-type]
+        folded_items = [i for i in items if i is not None]
+        if sep is not None and len(folded_items) == len(items):
+            return sep.join(folded_items)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
         base = _fold_str(node.value)
         s = node.slice
-        bounds = [None if b is None else (b.value if isinstance(b, ast.Constant) and isinstance(b.value, int) else "x")
-                  for b in (s.lower, s.upper, s.step)]
-        if base is not None and "x" not in bounds:
-            return base[slice(*bounds)]  # type: ignore[arg-type]
+        bounds: list[int | None] = []
+        for b in (s.lower, s.upper, s.step):
+            if b is None:
+                bounds.append(None)
+            elif isinstance(b, ast.Constant) and isinstance(b.value, int):
+                bounds.append(b.value)
+        if base is not None and len(bounds) == 3:  # every bound absent or a literal int
+            return base[slice(bounds[0], bounds[1], bounds[2])]
     return None
 
 
@@ -296,7 +301,7 @@ _DEVICE_KEEPING_METHODS = frozenset({"contiguous", "view", "reshape", "flatten",
                                      "squeeze", "unsqueeze", "expand", "detach", "float", "clone", "view_as"})
 
 
-def _keeps_device(node: ast.AST) -> bool:
+def _keeps_device(node: ast.AST) -> TypeGuard[ast.Assign]:
     """`x = x.contiguous()` and the like: x stays on its device."""
     return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)

@@ -7,6 +7,7 @@ import ast
 import re
 
 from scorer.checks.static.astutil import _Func, _fold_str, _walk_own
+from scorer.checks.static.state import AnalyzerState
 
 # Statistics of an input's values: what a kernel reads to tell test data from timing data.
 _STATISTICS = frozenset({"abs", "mean", "std", "var", "norm", "allclose", "isclose", "equal", "isnan", "isinf",
@@ -23,7 +24,7 @@ _RESIDENCY = re.compile(
     r"|prefetch\.global\.L2|cp\.async\.bulk\.prefetch|createpolicy\.fractional|applypriority\.global")
 
 
-class BehaviourScan:
+class BehaviourScan(AnalyzerState):
     """input-sniffing and cache-residency (mixed into the analyzer)."""
 
     def scan_sniffing(self, fn: _Func) -> None:
@@ -53,8 +54,7 @@ class BehaviourScan:
                 stat = self._input_statistic(sub.test, inputs) or _names_in(sub.test, derived)
                 if stat is None:
                     continue
-                bodies = [sub.body, getattr(sub, "orelse", [])] if not isinstance(sub, ast.IfExp) else [[sub.body]]
-                if isinstance(sub, ast.If) and all(_only_raises(b) for b in bodies if b):
+                if isinstance(sub, ast.If) and all(_only_raises(b) for b in (sub.body, sub.orelse) if b):
                     continue  # input validation: a kernel may refuse inputs it cannot handle
                 self.add("input-sniffing", sub, f"branch on {stat}",
                          f"forward's path depends on what the input's values look like (in {fn.qualname}); "
@@ -66,12 +66,11 @@ class BehaviourScan:
                 continue
             func = sub.func
             name = self.resolve(func) or ""
-            method = func.attr if isinstance(func, ast.Attribute) else None
             stat = None
             if name.startswith("torch.") and name[len("torch."):] in _STATISTICS:
                 stat, data = name, [*sub.args, *(k.value for k in sub.keywords)]
-            elif method in _STATISTICS and not name:
-                stat, data = f".{method}()", [func.value]
+            elif isinstance(func, ast.Attribute) and func.attr in _STATISTICS and not name:
+                stat, data = f".{func.attr}()", [func.value]
             else:
                 continue
             if any(isinstance(n, ast.Name) and n.id in inputs for d in data for n in ast.walk(d)):

@@ -14,9 +14,10 @@ from scorer.checks.static.rules import (
     _TORCH_DENY_OVERRIDES, _TORCH_GLUE, _TORCH_GLUE_PREFIXES, _TORCH_OPS_DENIED,
     _callable_or_unknown, _is_dtype_like, _policy_verdict,
 )
+from scorer.checks.static.state import AnalyzerState
 
 
-class ComputeScan:
+class ComputeScan(AnalyzerState):
     """baseline-library-call, try-fallback and precision-downgrade (mixed into the analyzer)."""
 
     # --- baseline-library-call / try-fallback -----------------------------------------------------
@@ -266,7 +267,7 @@ class ComputeScan:
             if isinstance(parent, ast.If) and parent.orelse == [node]:
                 continue  # handled from the head of its chain
             arms: list[list[ast.stmt]] = []
-            cur: ast.AST = node
+            cur: ast.AST | list[ast.stmt] = node
             while isinstance(cur, ast.If) and _is_dispatch_test(cur.test):
                 arms.append(cur.body)
                 cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else cur.orelse
@@ -311,4 +312,4 @@ _NOT_MEASURED = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor
 
 
 def _measured_at_run_time(name: str | None) -> bool:
-    return bool(name) and name.startswith("torch.") and not name.startswith(_NOT_MEASURED)
+    return name is not None and name.startswith("torch.") and not name.startswith(_NOT_MEASURED)

@@ -22,6 +22,7 @@ import sys
 
 from scorer.checks.static.astutil import _fold_str, _strip_cpp_comments, main_guard_nodes
 from scorer.checks.static.rules import _C_LIKE, _SYS_MODULES
+from scorer.checks.static.state import AnalyzerState
 
 PATTERN = "obfuscated-code"
 
@@ -124,7 +125,7 @@ def _installed() -> frozenset[str]:
     return frozenset(names)
 
 
-class DialectScan:
+class DialectScan(AnalyzerState):
     """obfuscated-code (mixed into the analyzer)."""
 
     def scan_dialect(self) -> None:
@@ -152,11 +153,11 @@ class DialectScan:
             elif isinstance(sub, ast.Name) and sub.id in ("__builtins__", "__loader__", "__spec__") \
                     and isinstance(sub.ctx, ast.Load):
                 self._dialect(sub, sub.id, "reaches the interpreter's module machinery", _FIX_ATTR)
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _FORMAT_REACH.search(sub.value):
-                self._dialect(sub, f"format string {_FORMAT_REACH.search(sub.value).group(0)!r}",
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and (reach := _FORMAT_REACH.search(sub.value)):
+                self._dialect(sub, f"format string {reach.group(0)!r}",
                               "str.format looks up internals by the names in the string", _FIX_ATTR)
             elif isinstance(sub, ast.Name) and sub.id in _VALUE_BUILTINS and isinstance(sub.ctx, ast.Load) \
-                    and not (isinstance(self.parents.get(sub), ast.Call) and self.parents[sub].func is sub) \
+                    and not (isinstance(caller := self.parents.get(sub), ast.Call) and caller.func is sub) \
                     and not self._shadowed(sub.id):
                 # `g = getattr; g(torch, name)`: a builtin handed around is called where no rule looks
                 self._dialect(sub, f"{sub.id} as a value", "the builtin is called where its arguments are not "
@@ -248,13 +249,13 @@ class DialectScan:
         shadowed = raw is not None and self._shadowed(raw)
         if raw in _NAME_TAKERS and not shadowed:
             index = _NAME_TAKERS[raw]
-            name = call.args[index] if len(call.args) > index else None
-            if not _literal_name(name, literal_loops) and not self._own_object(call):
+            name_arg = call.args[index] if len(call.args) > index else None
+            if not _literal_name(name_arg, literal_loops) and not self._own_object(call):
                 self._dialect(call, f"{raw}() with a computed name", "the attribute's name is computed, "
                               "so no reader or checker knows what it reaches", _FIX_NAME)
-            elif isinstance(name, ast.Constant) and name.value in _ATTRS and not (
-                    name.value == "__dict__" and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
-                self._dialect(call, f"{raw}(…, {name.value!r})", "reaches frames, code, namespaces or class "
+            elif isinstance(name_arg, ast.Constant) and name_arg.value in _ATTRS and not (
+                    name_arg.value == "__dict__" and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
+                self._dialect(call, f"{raw}(…, {name_arg.value!r})", "reaches frames, code, namespaces or class "
                               "internals", _FIX_ATTR)  # the literal spelling of `.f_back`
             elif raw == "getattr" and self.resolve(call):  # getattr(os, "dup2") is os.dup2
                 self._judge_name(call, str(self.resolve(call)))
@@ -326,7 +327,7 @@ class DialectScan:
                 continue
             sources = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
             seen: set[ast.AST] = set()
-            stack = list(sources)
+            stack: list[ast.AST] = list(sources)
             while stack:
                 node = stack.pop()
                 if node in seen:

@@ -14,9 +14,10 @@ from scorer.checks.static.rules import (
     _STREAM_JOINS, _STREAM_JOIN_METHODS, _STREAM_SWITCHES, _SYS_MODULES, _THREAD_CALLS,
     _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _THREADING_SAFE, _TIMER_TARGETS,
 )
+from scorer.checks.static.state import AnalyzerState
 
 
-class IntegrityScan:
+class IntegrityScan(AnalyzerState):
     """thread-injection, timer-patching, harness-introspection, stream-injection (mixed into the analyzer)."""
 
     # --- integrity: threads, patching, introspection ------------------------------------------------
@@ -112,8 +113,7 @@ class IntegrityScan:
                      "reads files or runs code hidden from static analysis")
             return
         if raw in ("setattr", "delattr") or name in ("object.__setattr__", "type.__setattr__", "builtins.setattr"):
-            target = call.args[0] if call.args else None
-            tname = self.resolve(target) if target is not None else None
+            tname = self.resolve(call.args[0]) if call.args else None
             if tname and not tname.startswith(_PATCH_OK_PREFIXES):
                 attr = _fold_str(call.args[1]) if len(call.args) > 1 else None
                 self.add("timer-patching", call, f"{raw or name}({tname}, {attr or '…'!s})",

@@ -10,9 +10,10 @@ from scorer.checks.static.rules import (
     _CPP_DISPATCH_BYPASS, _CPP_LIBRARY_CALL, _CPP_MARKERS, _CPP_SIDE_STREAM, _CPP_STREAM_JOIN, _CPP_THREADS, _C_LIKE,
     _NATIVE_CLOCK_NAMES, _NATIVE_TAMPER,
 )
+from scorer.checks.static.state import AnalyzerState
 
 
-class NativeScan:
+class NativeScan(AnalyzerState):
     """C++ library calls, threads and streams, and native tampering tokens (mixed into the analyzer)."""
 
     # --- CUDA C++ --------------------------------------------------------------------------------
@@ -73,6 +74,7 @@ class NativeScan:
     def scan_native_tampering(self) -> None:
         native = self.native_source_nodes()
         for node in ast.walk(self.tree):
+            text: str | None
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value
             elif isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)) and \
