@@ -69,7 +69,8 @@ def check_method(method: str) -> str:
 
 def effective_speedup(result: KernelResult) -> float:
     """A result's performance entry: its speedup if correct and timed, else 0."""
-    return float(result.speedup) if result.timed else 0.0  # type: ignore[arg-type]
+    speedup = result.speedup  # timed implies a speedup; the local lets the check below narrow it
+    return float(speedup) if result.timed and speedup is not None else 0.0
 
 
 def speedups_for(results: Sequence[KernelResult], method: str = DEFAULT_METHOD) -> list[float]:

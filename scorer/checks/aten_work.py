@@ -134,5 +134,5 @@ class AtenMode(TorchDispatchMode):
         # and kernel.py, which the caller walk stops at); nothing here is ever compiled.
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return self.monitor._watch_aten(func, types, args, kwargs or {})

@@ -125,9 +125,9 @@ def _wrap_leaf_class(cls: type) -> None:
             census.count(_kernel_name(self))
         return original(self, *args, **kwargs)
 
-    run._kernelarena_census = True  # type: ignore[attr-defined]
+    run._kernelarena_census = True  # type: ignore[attr-defined]  # a function takes any attribute; the stubs declare none
     try:
-        cls.run = run  # type: ignore[attr-defined]
+        cls.run = run  # type: ignore[attr-defined]  # Triton's launcher class, typed `type`: it has `run` (read above)
     except (AttributeError, TypeError):
         pass
 

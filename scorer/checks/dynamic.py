@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -33,10 +34,16 @@ from scorer.checks.work import (
     share_findings,
 )
 
-try:
-    from torch._subclasses.fake_tensor import is_fake
-except ImportError:  # older torch: _is_fake falls back to the mode marker
-    is_fake = None
+
+def _torch_is_fake() -> Callable[[torch.Tensor], bool] | None:
+    try:
+        from torch._subclasses.fake_tensor import is_fake
+    except ImportError:  # older torch: _is_fake falls back to the mode marker
+        return None
+    return is_fake
+
+
+is_fake = _torch_is_fake()
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
@@ -537,7 +544,7 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
 # only passes the call on; see _SELF_ACTING).
 _GETFRAME = __import__("sys")._getframe
 _NO_FUNCTION_MODES = torch._C.DisableTorchFunction
-_METHOD_WRAPPER = type(object().__str__)
+_METHOD_WRAPPER = types.MethodWrapperType
 _MAX_CALL_FRAMES = 30
 
 
@@ -627,7 +634,7 @@ def _monitor_mode_class() -> type:
                 super().__init__()
                 self.monitor = monitor
 
-            def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+            def __torch_function__(self, func, types, args=(), kwargs=None):
                 return self.monitor._watch(func, args, kwargs)
 
         _MODE_CLASS.append(_Mode)

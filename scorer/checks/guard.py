@@ -561,7 +561,7 @@ def _record_thread_starters() -> None:
 
     def start(self: threading.Thread) -> None:
         try:
-            frame = _GETFRAME(1)
+            frame: types.FrameType | None = _GETFRAME(1)
             starter = "library"
             for _ in range(_MAX_FRAMES):
                 if frame is None:
@@ -579,8 +579,8 @@ def _record_thread_starters() -> None:
             pass  # never let the guard break the thread it watches
         return original(self)
 
-    start.__wrapped__ = original  # type: ignore[attr-defined]
-    threading.Thread.start = start  # type: ignore[method-assign]
+    start.__wrapped__ = original  # type: ignore[attr-defined]  # a function takes any attribute; the stubs declare none
+    threading.Thread.start = start  # type: ignore[method-assign]  # the wrap is the point: every thread's start is seen
     _START_WRAPPED[0] = True
 
 

@@ -180,9 +180,9 @@ def wrap(leaf: type) -> None:
         with ACTIVE[-1].launch_window():
             return original(self, *args, **kwargs)
 
-    run.__wrapped__ = original  # type: ignore[attr-defined]
+    run.__wrapped__ = original  # type: ignore[attr-defined]  # a function takes any attribute; the stubs declare none
     try:
-        leaf.run = run  # type: ignore[attr-defined]
+        leaf.run = run  # type: ignore[attr-defined]  # Triton's launcher class, typed `type`: it has `run` (read above)
     except (AttributeError, TypeError):
         _INSTALLED.pop(leaf, None)
 

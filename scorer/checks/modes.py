@@ -18,11 +18,6 @@ from __future__ import annotations
 
 import torch
 
-try:
-    from torch.utils._device import DeviceContext
-except ImportError:  # a torch without set_default_device's mode
-    DeviceContext = None
-
 _DISPATCH_LEN = torch._C._len_torch_dispatch_stack
 _DISPATCH_AT = torch._C._get_dispatch_stack_at
 _FUNCTION_LEN = torch._C._len_torch_function_stack
@@ -30,7 +25,11 @@ _FUNCTION_AT = torch._C._get_function_stack_at
 
 
 def _allowed_function_modes() -> tuple[type, ...]:
-    return (DeviceContext,) if DeviceContext is not None else ()
+    try:
+        from torch.utils._device import DeviceContext
+    except ImportError:  # a torch without set_default_device's mode
+        return ()
+    return (DeviceContext,)
 
 
 _ALLOWED = _allowed_function_modes()

@@ -38,7 +38,8 @@ from typing import Any
 from scorer.checks.catalog import Finding
 
 _MAX_NOTED = 5
-_MONITORING = getattr(sys, "monitoring", None)
+# sys.monitoring on 3.12 and later, else None. Any: the type check targets 3.11, whose sys lacks it.
+_MONITORING: Any = getattr(sys, "monitoring", None)
 _TOOL_NAME = "kernelarena-turns"
 # Ids no standard tool claims (0 debugger, 1 coverage, 2 profiler, 5 optimizer) first.
 _TOOL_IDS = (3, 4, 0, 1, 2, 5)
@@ -214,8 +215,9 @@ class _Monitor:
             # CALL reports every callable, the task module's Python functions and classes too (on an
             # H100 every suite solution read as a finding for the scorer's call of get_inputs): as
             # with the profile function's c_call, only C functions; Python code reports PY_START.
-            module = (turns._kernel_native(func) if turns is not None and turns.native_dirs
-                      and isinstance(func, types.BuiltinFunctionType) else None)
+            if turns is None or not turns.native_dirs or not isinstance(func, types.BuiltinFunctionType):
+                return _MONITORING.DISABLE
+            module = turns._kernel_native(func)
             if module is None:
                 return _MONITORING.DISABLE
             if _thread_ident() == self.thread:

@@ -77,7 +77,9 @@ def op_work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out
     per output, a reduction per input). 0 when no floating-point tensor is involved (index glue)
     or every result is boolean (a check or a mask)."""
     results = _tensors(out)
-    if results and all(torch.Tensor.dtype.__get__(t) is torch.bool for t in results):
+    # The class's own getset descriptor, read directly: a subclass cannot answer for it. The stubs
+    # type Tensor.dtype as the value it returns, not as the descriptor it is on the class.
+    if results and all(torch.Tensor.dtype.__get__(t) is torch.bool for t in results):  # type: ignore[attr-defined]
         # A comparison, a finiteness check, a mask: it can steer the answer but not compute it,
         # and the floating-point op that uses it is counted (a transpose that first checked
         # `torch.isfinite(x).all()` read as 0% own work).

@@ -159,7 +159,7 @@ def nvml_handle(gpu_key: str | None) -> tuple[Any, Any, str]:
     if not gpu_key:
         return None, None, "no GPU key"
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
     except ImportError:
         return None, None, "pynvml not importable (nvidia-ml-py): GPU contention not watched"
     try:

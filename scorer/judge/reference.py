@@ -11,7 +11,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention
@@ -37,7 +37,10 @@ from scorer.workers.protocol import (
 from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, TimeReply
 from scorer.workers.reference_replies import parse as parse_reply
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a reply class of scorer/workers/reference_replies.py
 
 log = logging.getLogger("kernelarena.scorer")
 _ROUND_TRIP_PINGS = 9

@@ -60,9 +60,10 @@ class RepFeed:
     def waited_ms(self) -> list[float] | None:
         """Each repetition's wait for a CPU (between the steps around it), or None where the
         scheduler's count could not be read at every step."""
-        if not self.delays or any(d is None for d in self.delays):
+        delays = [d for d in self.delays if d is not None]
+        if not delays or len(delays) != len(self.delays):
             return None
-        return [max(0.0, b - a) for a, b in pairwise(self.delays)]  # type: ignore[operator]
+        return [max(0.0, b - a) for a, b in pairwise(delays)]
 
     def intervals_ms(self) -> list[float]:
         """Each repetition's time between two steps, on the judge's clock."""

@@ -313,12 +313,12 @@ class Judge:
         except ReferenceUnfit as exc:
             raise StageFailure("runtime_error", f"reference: {exc}") from None
         score.environment = dict(prepared.environment)
-        self._gpu_key = ref.gpu_key()
+        self._gpu_key = gpu_key = ref.gpu_key()
         self._scoring_pids = tuple(w.proc.pid for w in (worker, ref.worker) if w.proc is not None)
         self._ask(worker, "kernel_spawn", Ping(), None, self.options.load_s)
         self._check_wall(worker, score)
-        if ref.gpu_key():
-            ensure_lock_files(ref.gpu_key(), score.isolation.get("uid"))
+        if gpu_key:
+            ensure_lock_files(gpu_key, score.isolation.get("uid"))
         if self.after_start is not None:
             self.after_start()
         baseline: tuple[TimingFigures, BatchClock] | None = None

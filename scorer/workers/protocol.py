@@ -184,7 +184,7 @@ def recv_frame(fd: int, deadline: float | None = None, *, spool: Spool | None = 
     try:
         # From an untrusted sender, NaN and Infinity are refused as they are read (the reference
         # worker's comparisons may report an unbounded error as Infinity).
-        header = json.loads(raw.decode("utf-8"), **({} if trusted else {"parse_constant": _no_constant}))
+        header = json.loads(raw.decode("utf-8"), parse_constant=None if trusted else _no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProtocolViolation(f"bad frame header: {exc}") from None
     if not isinstance(header, dict):

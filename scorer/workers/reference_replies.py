@@ -12,11 +12,14 @@ import math
 import types
 import typing
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scorer.workers.replies import ReplyViolation
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 _TRANSPORT = frozenset({"ok", "worker_s"})
 
 
@@ -50,8 +53,8 @@ def _check(value: Any, kind: Any, where: str) -> Any:
 def parse(cls: type[T], header: dict[str, Any]) -> T:
     """`cls` from a reply header: exactly its fields (fields with defaults may be left out)."""
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]  # cls is a dataclass by contract
-    required = {f.name for f in fields(cls) if f.default is f.default_factory}  # type: ignore[arg-type]
+    known = {f.name for f in fields(cls)}
+    required = {f.name for f in fields(cls) if f.default is f.default_factory}
     given = set(header) - _TRANSPORT
     unknown, missing = sorted(given - known), sorted(required - given)
     if unknown or missing:

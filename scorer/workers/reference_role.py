@@ -11,6 +11,7 @@ cross a process boundary and no reference output ever reaches the kernel's proce
 from __future__ import annotations
 
 import copy
+import functools
 import signal
 import time
 from dataclasses import dataclass, field
@@ -215,8 +216,8 @@ class ReferenceRole:
             return {"ok": False, "kind": "task_package", "module": (exc.name or "").split(".")[0],
                     "error": str(exc)}, None
         built = timed("build", lambda: self._build(task_path, overrides, init_seed, "kernelarena_task"))
-        alts = [(alt, timed("build", lambda i=i, alt=alt: self._build(task_path, alt["overrides"], init_seed,
-                                                                       f"kernelarena_task_alt{i}")))
+        alts = [(alt, timed("build", functools.partial(self._build, task_path, alt["overrides"], init_seed,
+                                                        f"kernelarena_task_alt{i}")))
                 for i, alt in enumerate(request.alt_shapes)]
         # Host work (the meta-device sizes) and the CUDA context's creation, before the lock.
         open_context(self.device)
@@ -234,7 +235,7 @@ class ReferenceRole:
                 self.alts = []
                 for alt, alt_built in alts:
                     between()
-                    self.alts.append(timed("outputs", lambda a=alt, b=alt_built: self._variant(b, [a["seed"]], False)))
+                    self.alts.append(timed("outputs", functools.partial(self._variant, alt_built, [alt["seed"]], False)))
             except torch.OutOfMemoryError as exc:
                 return {"ok": False, "kind": "runtime_error", "error": self._oom_text(exc)}, None
             finally:
@@ -465,12 +466,12 @@ def batch_findings(state: BatchState, rule: Rule,
     for row, expected in sorted(state.challenge.items()):
         if row >= rows:
             continue
-        got = [s[row] for s in state.kernel_slabs]
+        row_out = [s[row] for s in state.kernel_slabs]
         again = (lambda r=row: inputs_for(r)) if inputs_for is not None else None
-        cmp = compare_outputs(got, expected, rule, again)
+        cmp = compare_outputs(row_out, expected, rule, again)
         if not cmp.ok:
             return [Finding("caching-memoization", f"judge-timed batch call {row}: {cmp.reason}")]
-        again_read = [g.reshape(-1)[p] for g, p in zip(got, state.positions)]
+        again_read = [g.reshape(-1)[p] for g, p in zip(row_out, state.positions)]
         before = [s[row] for s in state.kernel_samples]
         if any(not torch.equal(a, b) for a, b in zip(again_read, before)):
             return [Finding("timer-patching", f"judge-timed batch call {row} changed after the judge's clock stopped: "

@@ -228,7 +228,7 @@ class TimeReply:
         event_keys = ("event_times_ms", "drain_ms", "idle_drain_ms", "gate_ms")
         if on_gpu:
             counts = dict(zip(event_keys, (repetitions, repetitions, repetitions + IDLE_DRAINS_AROUND, repetitions)))
-            events = {k: times(header[k], counts[k], k) for k in event_keys}
+            events: dict[str, list[float] | None] = {k: times(header[k], counts[k], k) for k in event_keys}
         else:
             if any(header[k] is not None for k in event_keys):
                 raise ReplyViolation("the timing reply carries device-event figures on a CPU")

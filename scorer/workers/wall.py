@@ -221,9 +221,9 @@ def _cover(folder: str, mode: int, writable: str | None, code: list[str], files:
     try:
         _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV)
         os.chmod(folder, mode)
-        if keep is not None:
-            _make_way(folder, writable)  # type: ignore[arg-type]
-            _mount(f"/proc/self/fd/{keep}", writable, None, _MS_BIND | _MS_REC)  # type: ignore[arg-type]
+        if writable and keep is not None:  # keep is opened exactly when writable is given
+            _make_way(folder, writable)
+            _mount(f"/proc/self/fd/{keep}", writable, None, _MS_BIND | _MS_REC)
         for path, fd, is_dir in bound:
             _make_way(folder, path if is_dir else os.path.dirname(path))
             if not is_dir:
@@ -673,7 +673,7 @@ _SOCKET_TABLES = (("unix", 6), ("tcp", 9), ("tcp6", 9), ("udp", 9), ("udp6", 9),
 def _own_sockets(pid: int) -> set[str]:
     """Sockets of the walled process's own network namespace (the CUDA driver makes one as it
     starts): one kept from outside the wall is in the host's tables, not in these."""
-    own = set()
+    own: set[str] = set()
     for table, column in _SOCKET_TABLES:
         try:
             rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
