@@ -31,4 +31,5 @@ test: install
 	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex
 	-bash scripts/browser_up.sh
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	bash scripts/run_tests.sh

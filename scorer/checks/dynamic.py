@@ -34,16 +34,11 @@ from scorer.checks.work import (
     share_findings,
 )
 
-
-def _torch_is_fake() -> Callable[[torch.Tensor], bool] | None:
-    try:
-        from torch._subclasses.fake_tensor import is_fake
-    except ImportError:  # older torch: _is_fake falls back to the mode marker
-        return None
-    return is_fake
-
-
-is_fake = _torch_is_fake()
+is_fake: Callable[[torch.Tensor], bool] | None
+try:
+    from torch._subclasses.fake_tensor import is_fake
+except ImportError:  # older torch: _is_fake falls back to the mode marker
+    is_fake = None
 
 _PLAIN_TENSOR = torch.Tensor
 _INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,

@@ -18,6 +18,12 @@ from __future__ import annotations
 
 import torch
 
+DeviceContext: type | None
+try:
+    from torch.utils._device import DeviceContext
+except ImportError:  # a torch without set_default_device's mode
+    DeviceContext = None
+
 _DISPATCH_LEN = torch._C._len_torch_dispatch_stack
 _DISPATCH_AT = torch._C._get_dispatch_stack_at
 _FUNCTION_LEN = torch._C._len_torch_function_stack
@@ -25,11 +31,7 @@ _FUNCTION_AT = torch._C._get_function_stack_at
 
 
 def _allowed_function_modes() -> tuple[type, ...]:
-    try:
-        from torch.utils._device import DeviceContext
-    except ImportError:  # a torch without set_default_device's mode
-        return ()
-    return (DeviceContext,)
+    return (DeviceContext,) if DeviceContext is not None else ()
 
 
 _ALLOWED = _allowed_function_modes()

@@ -11,7 +11,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from scorer.errors import ScorerBroken, ScorerUserError
 from scorer.gpu import contention
@@ -34,13 +34,10 @@ from scorer.workers.protocol import (
     ReferenceTime,
     Request,
 )
-from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, TimeReply
+from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, Reply, TimeReply
 from scorer.workers.reference_replies import parse as parse_reply
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-R = TypeVar("R", bound="DataclassInstance")  # a reply class of scorer/workers/reference_replies.py
+R = TypeVar("R", bound=Reply)
 
 log = logging.getLogger("kernelarena.scorer")
 _ROUND_TRIP_PINGS = 9

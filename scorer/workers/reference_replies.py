@@ -12,14 +12,18 @@ import math
 import types
 import typing
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from scorer.workers.replies import ReplyViolation
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
-T = TypeVar("T", bound="DataclassInstance")
+class Reply(Protocol):
+    """A reply class: a dataclass (what `dataclasses.fields` reads)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+T = TypeVar("T", bound=Reply)
 _TRANSPORT = frozenset({"ok", "worker_s"})
 
 
