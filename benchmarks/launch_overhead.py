@@ -40,7 +40,7 @@ def _around(parts: set[str], solution: Path) -> tuple[Any, list[int]]:
     seen = [0]
 
     class Counting(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+        def __torch_function__(self, func, types, args=(), kwargs=None):
             seen[0] += 1
             return func(*args, **(kwargs or {}))
 

@@ -77,7 +77,7 @@ def standin_files(trial_id: str) -> dict[str, bytes]:
             "score.json": json.dumps({"verdict": "passed", "timing": {"speedup": 1.0}}).encode()}
 
 
-def ray_standin(trial_s: float):  # type: ignore[no-untyped-def]
+def ray_standin(trial_s: float):
     """The Ray task body of null mode: the stand-in trial, run on a worker node."""
 
     def body(spec_json: str, image: object) -> object:

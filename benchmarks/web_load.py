@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +43,9 @@ from orchestrator.bootstrap import bootstrap  # noqa: E402
 from orchestrator.web.catalog import Catalog  # noqa: E402
 from tests.web.browser import chromium, serve  # noqa: E402
 from tests.web.factory import TemplateTrial, ledger_board, planned_sweep, real_sweep, run_sweep, templates  # noqa: E402
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 PAINTED = "() => new Promise(r => requestAnimationFrame(() => r(performance.now())))"
 # Scroll to the end n times; the median time until the next page's events are in the DOM and painted.
@@ -77,12 +81,12 @@ def build(root: Path, models: int, samples: int, events: int, source: Path | Non
     return planned[0].trial_id
 
 
-def timed_goto(page: object, url: str, selector: str) -> float:
+def timed_goto(page: Page, url: str, selector: str) -> float:
     """Milliseconds from navigation start to the frame after `selector` exists."""
-    page.goto("about:blank")  # type: ignore[attr-defined]
-    page.goto(url, wait_until="commit")  # type: ignore[attr-defined]
-    page.wait_for_selector(selector, timeout=120_000)  # type: ignore[attr-defined]
-    return float(page.evaluate(PAINTED))  # type: ignore[attr-defined]
+    page.goto("about:blank")
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector(selector, timeout=120_000)
+    return float(page.evaluate(PAINTED))
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,16 +27,19 @@ sys.path.insert(0, str(ROOT))
 from tests.web.browser import chromium, missing_prerequisite, serve  # noqa: E402
 from tests.web.factory import ledger_board  # noqa: E402
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 
 
-def shoot(page: object, url: str, path: Path, ready: str, then: str | None = None) -> None:
-    page.goto(url)  # type: ignore[attr-defined]
-    page.wait_for_selector(ready)  # type: ignore[attr-defined]
+def shoot(page: Page, url: str, path: Path, ready: str, then: str | None = None) -> None:
+    page.goto(url)
+    page.wait_for_selector(ready)
     if then:
-        page.evaluate(then)  # type: ignore[attr-defined]
-    page.wait_for_timeout(400)  # type: ignore[attr-defined]  # plots finish their transitions
-    page.screenshot(path=str(path))  # type: ignore[attr-defined]
+        page.evaluate(then)
+    page.wait_for_timeout(400)  # plots finish their transitions
+    page.screenshot(path=str(path))
 
 
 def main() -> int:
