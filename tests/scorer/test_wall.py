@@ -186,7 +186,9 @@ def test_the_hosts_unix_sockets_are_out_of_reach(tmp_path: Path) -> None:
     covered; socketpair still works."""
     run = Path(tempfile.mkdtemp(prefix="kernelarena-wall-socket-", dir="/run"))
     os.chmod(run, 0o755)
-    locks = tmp_path / "kernelarena-locks"
+    # A short folder of its own: a socket's path must fit sun_path (108 bytes), and pytest-xdist's
+    # tmp_path does not always.
+    locks = Path(tempfile.mkdtemp(prefix="ka-locks-"))
     (locks / wall.FREEZERS).mkdir(parents=True)
     (locks / "kernelarena-gpu.lock").write_text("")
     targets = {"run": run / "daemon.sock", "freezer": locks / wall.FREEZERS / "judge.sock"}
@@ -218,6 +220,7 @@ def test_the_hosts_unix_sockets_are_out_of_reach(tmp_path: Path) -> None:
         for sock in listeners.values():
             sock.close()
         shutil.rmtree(run, ignore_errors=True)
+        shutil.rmtree(locks, ignore_errors=True)
     assert seen["run"] != "sent" and seen["freezer"] != "sent", seen
     assert got == {"run": b"", "freezer": b""}, got
     assert seen["pair"] == "ok" and seen["lock_file"] is True, seen
