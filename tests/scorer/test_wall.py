@@ -189,6 +189,7 @@ def test_the_hosts_unix_sockets_are_out_of_reach(tmp_path: Path) -> None:
     # A short folder of its own: a socket's path must fit sun_path (108 bytes), and pytest-xdist's
     # tmp_path does not always.
     locks = Path(tempfile.mkdtemp(prefix="ka-locks-"))
+    os.chmod(locks, 0o755)
     (locks / wall.FREEZERS).mkdir(parents=True)
     (locks / "kernelarena-gpu.lock").write_text("")
     targets = {"run": run / "daemon.sock", "freezer": locks / wall.FREEZERS / "judge.sock"}
