@@ -264,9 +264,10 @@ def _hide(folder: str, workdir: Path, lock_dir: str, code: list[str]) -> str:
         lock_files = [str(p) for p in Path(locks).glob(LOCK_GLOB) if p.is_file()]
     _cover(folder, 0o1777, own, kept, lock_files)
     # The lock folder's freeze servers (sockets open to every uid: a judge of any user asks them)
-    # are not the kernel's to ask: a socket file is connectable through a read-only mount.
+    # are not the kernel's to ask: a socket file is connectable through a read-only mount. Covered
+    # wherever the lock folder lies (KERNELARENA_GPU_LOCK_DIR may name one outside the temp folder).
     freezers = os.path.join(locks, FREEZERS)
-    if locks in kept and os.path.isdir(freezers):
+    if os.path.isdir(freezers):
         _mount("tmpfs", freezers, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
     os.chdir(own)
     return folder
