@@ -85,7 +85,7 @@ def _open_one(desc: Any, device: torch.device) -> torch.Tensor:
     if len(shape) != len(stride) or offset < 0 or size < 0:
         raise ShareError("descriptor shape/stride/offset do not fit together")
     itemsize = torch.empty((), dtype=dtype).element_size()
-    needed = (offset + sum((n - 1) * s for n, s in zip(shape, stride) if n > 0) + 1) * itemsize
+    needed = (offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True) if n > 0) + 1) * itemsize
     if math.prod(shape) > 0 and needed > size:
         raise ShareError(f"descriptor views {needed} bytes of a {size}-byte storage")
     if int(desc.get("device", -1)) != (device.index or 0):

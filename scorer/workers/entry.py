@@ -17,8 +17,9 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -26,8 +27,20 @@ from scorer.gpu.gate import locked_gate  # noqa: E402
 from scorer.gpu.lock import device_lock_key  # noqa: E402
 from scorer.workers import wall  # noqa: E402
 from scorer.workers.kernel_role import KernelRole  # noqa: E402
-from scorer.workers.protocol import (KERNEL_REQUESTS, REFERENCE_REQUESTS, Exit, Ping, ProtocolViolation,  # noqa: E402
-                                     Request, Spool, TimedNext, TimedStep, parse_request, recv_frame, send_frame)
+from scorer.workers.protocol import (  # noqa: E402
+    KERNEL_REQUESTS,
+    REFERENCE_REQUESTS,
+    Exit,
+    Ping,
+    ProtocolViolation,
+    Request,
+    Spool,
+    TimedNext,
+    TimedStep,
+    parse_request,
+    recv_frame,
+    send_frame,
+)
 from scorer.workers.reference_role import ReferenceRole  # noqa: E402
 
 Handler = Callable[[Any, Any], tuple[dict[str, Any], Any]]
@@ -59,9 +72,9 @@ def _asker(in_fd: int, out_fd: int, spool: Spool) -> Callable[[TimedStep], Timed
 def _role_handlers(role: str, ask: Callable[[TimedStep], TimedNext]) -> dict[str, Handler]:
     if role == "reference":
         ref = ReferenceRole(_CLOCK)
-        return {"environment": ref.environment, "prepare": ref.prepare, "time": ref.time, "compare": ref.compare, "compare_timed": ref.compare_timed,
-                "batch_setup": ref.batch_setup, "batch": ref.batch, "batch_collect": ref.batch_collect,
-                "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
+        return {"environment": ref.environment, "prepare": ref.prepare, "time": ref.time, "compare": ref.compare,
+                "compare_timed": ref.compare_timed, "batch_setup": ref.batch_setup, "batch": ref.batch,
+                "batch_collect": ref.batch_collect, "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch}
     ker = KernelRole(_CLOCK, ask)
     return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
             "time": ker.time,

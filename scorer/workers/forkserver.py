@@ -27,8 +27,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ENV_SWITCH = "KERNELARENA_FORKSERVER"
 _PR_SET_DUMPABLE = 4
@@ -52,7 +53,7 @@ STATUS_LOST = 256
 class ForkedProcess:
     """The few parts of subprocess.Popen a WorkerProcess uses, for a child of the fork server."""
 
-    def __init__(self, server: "ForkServer", pid: int) -> None:
+    def __init__(self, server: ForkServer, pid: int) -> None:
         self.server = server
         self.pid = pid
         self.returncode: int | None = None

@@ -15,34 +15,43 @@ import math
 import os
 import sys
 import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import torch
 
 from scorer.checks import dynamic as dynamic_checks
-
 from scorer.checks import launch_window, native_audit, residency
 from scorer.checks.catalog import Finding
-from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
-from scorer.workers import batch as batch_mod
+from scorer.checks.guard import RuntimeGuard
+from scorer.checks.poison import poison_memory
+from scorer.checks.turns import Turns
+from scorer.gpu import interpreter_bf16
+from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.gpu.gate import locked_gate
+from scorer.gpu.lock import waited_s
+from scorer.gpu.timing import Clock, TimingPlan, time_forward
+from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
+from scorer.tasks.suites import LibraryPolicy
+from scorer.workers import batch as batch_mod
 from scorer.workers import commitment
 from scorer.workers.device_share import share
 from scorer.workers.environment import pin_cpu_threads
-from scorer.gpu import interpreter_bf16
-from scorer.gpu.lock import waited_s
-from scorer.checks.guard import RuntimeGuard
-from scorer.checks.turns import Turns
-from scorer.checks.poison import poison_memory
-from scorer.tasks.suites import LibraryPolicy
-from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
-from scorer.gpu.timing import Clock, TimingPlan, time_forward
-from scorer.workers.protocol import (KernelBatch, KernelBatchSetup, KernelCorrectness, KernelLoad, KernelRelease,
-                                     KernelSetup, KernelTime, TimedNext, TimedStep)
+from scorer.workers.protocol import (
+    KernelBatch,
+    KernelBatchSetup,
+    KernelCorrectness,
+    KernelLoad,
+    KernelRelease,
+    KernelSetup,
+    KernelTime,
+    TimedNext,
+    TimedStep,
+)
 
 _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
@@ -337,7 +346,7 @@ class KernelRole:
                 record.outputs = [_kept(t) for t in outputs]
             except Exception:
                 record.error = f"reading the outputs of trial '{trial}' failed:\n" + traceback.format_exc()
-            record.mutated = [i for i, (a, b) in enumerate(zip(args, before)) if not _unchanged(b, a)]
+            record.mutated = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not _unchanged(b, a)]
         return record
 
     def _monitor(self) -> dynamic_checks.LibraryCallMonitor:
@@ -450,7 +459,7 @@ class KernelRole:
             # The same buffers refilled in place with set 1's data: a result cached by pointer,
             # shape or object is stale now.
             fresh = self._inputs(self.main, seeds[1])
-            for target, source in zip(first, fresh):
+            for target, source in zip(first, fresh, strict=True):
                 if isinstance(target, torch.Tensor):
                     target.copy_(source)
             del fresh
@@ -559,12 +568,13 @@ class KernelRole:
         self._release()
         window_before = launch_window.counts()
         with torch.no_grad():
-            run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan, self.device,
-                               self.clock, on_output, watched)
+            run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan,
+                               self.device, self.clock, on_output, watched)
         findings += _where("while timed", monitor.findings(watched_elements, judged_library_work=self.first_library_work))
         findings += self.guard.check("timing") + self.turns.take_findings()
         if "INCOMPLETE" in run.gate:
-            findings.append(Finding("timer-patching", f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
+            findings.append(Finding("timer-patching",
+                                    f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
         ship_header, payload = self._ship({f"rep-{k}": v for k, v in run.kept_outputs.items()})
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
@@ -580,7 +590,7 @@ class KernelRole:
         assert self.main is not None
         redrawn = self._inputs(self.main, seed)
         # Tensors only: a drawn object's repr may hold its address, and nothing else is written in place.
-        changed = [i for i, (now, fresh) in enumerate(zip(args, redrawn))
+        changed = [i for i, (now, fresh) in enumerate(zip(args, redrawn, strict=True))
                    if isinstance(fresh, torch.Tensor) and not _unchanged(fresh, now)]
         del redrawn
         if not changed:

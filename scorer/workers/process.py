@@ -18,15 +18,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from scorer.workers import forkserver, wall
-from scorer.gpu.lock import LOCK_DIR_ENV, made_lock_dir
 from scorer.checks.poison import perturb_environment
-from scorer.workers.protocol import (STEP_KEY, ChannelClosed, ChannelTimeout, Frame, ProtocolViolation, Spool, recv_frame,
-                                     send_frame, set_nonblocking)
+from scorer.gpu.lock import LOCK_DIR_ENV, made_lock_dir
+from scorer.workers import forkserver, wall
+from scorer.workers.protocol import (
+    STEP_KEY,
+    ChannelClosed,
+    ChannelTimeout,
+    Frame,
+    ProtocolViolation,
+    Spool,
+    recv_frame,
+    send_frame,
+    set_nonblocking,
+)
 
 SCORER_ROOT = Path(__file__).resolve().parents[2]
 _SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -49,7 +59,7 @@ class WorkerDirs:
     log_path: Path
 
     @classmethod
-    def create(cls, base: Path, role: str) -> "WorkerDirs":
+    def create(cls, base: Path, role: str) -> WorkerDirs:
         workdir = base / role
         for sub in ("triton_cache", "torch_extensions", "torchinductor_cache", "tmp"):
             (workdir / sub).mkdir(parents=True, exist_ok=True)
@@ -139,7 +149,7 @@ class WorkerProcess:
         self._requests = 0
         self._started = False
 
-    def __enter__(self) -> "WorkerProcess":
+    def __enter__(self) -> WorkerProcess:
         self.start()
         return self
 

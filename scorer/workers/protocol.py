@@ -93,7 +93,8 @@ class Spool:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                raise ProtocolViolation(f"payload {name} is not a plain file of its own (mode {info.st_mode:o}, links {info.st_nlink})")
+                raise ProtocolViolation(
+                    f"payload {name} is not a plain file of its own (mode {info.st_mode:o}, links {info.st_nlink})")
             if info.st_size > MAX_PAYLOAD_BYTES:
                 raise ProtocolViolation(f"payload {name} is too large ({info.st_size} B)")
             if trusted:
@@ -310,14 +311,15 @@ class TimedStep:
         return {STEP_KEY: self.done, DIGEST_KEY: self.digest}
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "TimedStep":
+    def parse(cls, header: dict[str, Any]) -> TimedStep:
         if set(header) != {STEP_KEY, DIGEST_KEY} or type(header[STEP_KEY]) is not int:
             raise ProtocolViolation(f"a timed step must carry an integer {STEP_KEY!r} and a {DIGEST_KEY!r}: "
                                     f"got keys {sorted(header)}")
         done, digest = header[STEP_KEY], header[DIGEST_KEY]
         committed = isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
         if (done >= 0) != committed or (done < 0 and digest is not None):
-            raise ProtocolViolation(f"timed step {done} must {'commit to its outputs with a sha256 digest' if done >= 0 else 'carry no digest'}")
+            owed = "commit to its outputs with a sha256 digest" if done >= 0 else "carry no digest"
+            raise ProtocolViolation(f"timed step {done} must {owed}")
         return cls(done, digest)
 
 

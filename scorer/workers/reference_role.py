@@ -14,32 +14,50 @@ import copy
 import functools
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from scorer.workers import batch as batch_mod
 from scorer.checks.catalog import Finding
 from scorer.checks.turns import Turns
 from scorer.correctness.compare import Rule, compare_outputs
+from scorer.correctness.evaluate import (
+    ReferenceData,
+    ReferenceSet,
+    evaluate_correctness,
+    fp64_sample,
+    precision_bars,
+    timed_output_findings,
+    timed_precision_findings,
+)
 from scorer.correctness.index_ties import settle_ties
-from scorer.tasks.suites import IndexOutput
+from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
 from scorer.gpu.gate import make_gate
+from scorer.gpu.lock import waited_s
+from scorer.gpu.memory import seeds_that_fit, tensor_bytes
+from scorer.gpu.timing import Clock, Flusher, TimingPlan, time_forward
+from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
+from scorer.tasks.suites import IndexOutput
+from scorer.workers import batch as batch_mod
 from scorer.workers import commitment
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment, pin_cpu_threads
-from scorer.correctness.evaluate import (ReferenceData, ReferenceSet, evaluate_correctness, fp64_sample, precision_bars,
-                                        timed_output_findings, timed_precision_findings)
-from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, shared_gpu_work
-from scorer.gpu.lock import waited_s
-from scorer.gpu.memory import seeds_that_fit, tensor_bytes
-from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
-from scorer.gpu.timing import Clock, Flusher, TimingPlan, time_forward
-from scorer.workers.protocol import (ReferenceAttach, ReferenceBatch, ReferenceBatchCollect, ReferenceBatchSetup,
-                                     ReferenceCompare, ReferenceCompareTimed, ReferenceEnvironment, ReferencePrepare,
-                                     ReferenceSample, ReferenceTime, ReferenceVerifyBatch)
+from scorer.workers.protocol import (
+    ReferenceAttach,
+    ReferenceBatch,
+    ReferenceBatchCollect,
+    ReferenceBatchSetup,
+    ReferenceCompare,
+    ReferenceCompareTimed,
+    ReferenceEnvironment,
+    ReferencePrepare,
+    ReferenceSample,
+    ReferenceTime,
+    ReferenceVerifyBatch,
+)
 
 FP64_SEEDS = 1
 _SAMPLE_POSITIONS = 4096
@@ -251,7 +269,8 @@ class ReferenceRole:
         env = timed("environment", lambda: collect_environment(self.device))
         return {"ok": True, "environment": env, "output_specs": [[list(t.shape), str(t.dtype)] for t in first],
                 "alt_output_specs": [[[list(t.shape), str(t.dtype)] for t in a.sets[0].outputs] for a in self.alts],
-                "input_digests": [s.digest for s in self.main.sets], "seeds_used": len(self.main.sets), "output_bytes": sum(tensor_bytes(t) for t in first),
+                "input_digests": [s.digest for s in self.main.sets], "seeds_used": len(self.main.sets),
+                "output_bytes": sum(tensor_bytes(t) for t in first),
                 "free_bytes": free, "steps_s": timed.seconds}, None
 
     def _oom_text(self, exc: BaseException) -> str:
@@ -422,7 +441,7 @@ class ReferenceRole:
         if not isinstance(slabs, list) or len(slabs) != len(self.bstate.positions) or any(
                 not isinstance(k, torch.Tensor) or k.dtype != r.dtype or tuple(k.shape[1:]) != tuple(r.shape)
                 or k.shape[0] != request.calls or request.calls > len(self.bstate.seeds)
-                for k, r in zip(slabs, layout or [])):
+                for k, r in zip(slabs, layout or [], strict=False)):  # no layout: the count above decides
             return {"ok": True, "violation": f"the kernel's batch returned slabs of another layout than the "
                                              f"{request.calls} rows of each output the judge asked for"}, None
         try:
@@ -452,7 +471,7 @@ def batch_findings(state: BatchState, rule: Rule,
     if not rows or len(state.kernel_samples) != len(state.expected):
         return [Finding("timer-patching", "the judge could not read the kernel's batch outputs, so its clock bound "
                         "cannot be checked")]
-    for j, (got, exp) in enumerate(zip(state.kernel_samples, state.expected)):
+    for j, (got, exp) in enumerate(zip(state.kernel_samples, state.expected, strict=True)):
         exp = exp[:rows]
         cmp = compare_outputs([got], [exp], rule)
         if not cmp.ok:
@@ -471,9 +490,9 @@ def batch_findings(state: BatchState, rule: Rule,
         cmp = compare_outputs(row_out, expected, rule, again)
         if not cmp.ok:
             return [Finding("caching-memoization", f"judge-timed batch call {row}: {cmp.reason}")]
-        again_read = [g.reshape(-1)[p] for g, p in zip(row_out, state.positions)]
+        again_read = [g.reshape(-1)[p] for g, p in zip(row_out, state.positions, strict=True)]
         before = [s[row] for s in state.kernel_samples]
-        if any(not torch.equal(a, b) for a, b in zip(again_read, before)):
+        if any(not torch.equal(a, b) for a, b in zip(again_read, before, strict=True)):
             return [Finding("timer-patching", f"judge-timed batch call {row} changed after the judge's clock stopped: "
                             "its output was finished after the batch returned")]
     return []

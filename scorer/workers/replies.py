@@ -97,7 +97,7 @@ class ErrorReply:
     error: str
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "ErrorReply":
+    def parse(cls, header: dict[str, Any]) -> ErrorReply:
         _keys(header, {"ok", "kind", "error"}, {"worker_s", "gpu_lock_wait_s"}, "an error reply")
         if header["kind"] not in _ERROR_KINDS:
             raise ReplyViolation(f"an error reply of unknown kind {str(header['kind'])[:40]!r}")
@@ -113,7 +113,7 @@ class Plain:
     """A reply that carries nothing but `ok` (ping, release)."""
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "Plain":
+    def parse(cls, header: dict[str, Any]) -> Plain:
         _keys(header, {"ok"}, {"worker_s"}, "a reply")
         return cls()
 
@@ -123,7 +123,7 @@ class SetupReply:
     timers: dict[str, Any]
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "SetupReply":
+    def parse(cls, header: dict[str, Any]) -> SetupReply:
         # Sent before kernel.py is imported: what it holds was made by the scorer alone.
         _keys(header, {"ok", "timers"}, {"worker_s"}, "the setup reply")
         if not isinstance(header["timers"], dict):
@@ -139,7 +139,7 @@ class LoadReply:
     cuda_kernels: list[str]
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "LoadReply":
+    def parse(cls, header: dict[str, Any]) -> LoadReply:
         _keys(header, {"ok", "state_dict_loaded", "findings", "triton_kernels", "cuda_kernels"}, {"worker_s"},
               "the load reply")
         return cls(_flag(header["state_dict_loaded"], "state_dict_loaded"), findings(header["findings"], "load"),
@@ -157,7 +157,7 @@ class CallMeta:
     findings: list[Finding]
 
     @classmethod
-    def parse(cls, item: Any) -> "CallMeta":
+    def parse(cls, item: Any) -> CallMeta:
         if not isinstance(item, dict):
             raise ReplyViolation("a correctness call record must be an object")
         _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings"}, set(), "a call record")
@@ -182,7 +182,7 @@ class CorrectnessReply:
     shared: dict[str, Any] | None
 
     @classmethod
-    def parse(cls, header: dict[str, Any], trials: list[str]) -> "CorrectnessReply":
+    def parse(cls, header: dict[str, Any], trials: list[str]) -> CorrectnessReply:
         """`trials`: the trial names the judge's request implies, in order; exactly those."""
         _keys(header, {"ok", "calls", "input_digests", "findings", "gpu_lock_wait_s"}, {"worker_s", "shared"},
               "the correctness reply")
@@ -221,13 +221,13 @@ class TimeReply:
     shared: dict[str, Any] | None
 
     @classmethod
-    def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool) -> "TimeReply":
+    def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool) -> TimeReply:
         """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only."""
         _keys(header, {"ok", "timer", "times_ms", "host_times_ms", "event_times_ms", "drain_ms", "idle_drain_ms",
                        "gate", "gate_ms", "launch_window", "findings"}, {"worker_s", "shared"}, "the timing reply")
         event_keys = ("event_times_ms", "drain_ms", "idle_drain_ms", "gate_ms")
         if on_gpu:
-            counts = dict(zip(event_keys, (repetitions, repetitions, repetitions + IDLE_DRAINS_AROUND, repetitions)))
+            counts = dict(zip(event_keys, (repetitions, repetitions, repetitions + IDLE_DRAINS_AROUND, repetitions), strict=True))
             events: dict[str, list[float] | None] = {k: times(header[k], counts[k], k) for k in event_keys}
         else:
             if any(header[k] is not None for k in event_keys):
@@ -250,7 +250,7 @@ class BatchSetupReply:
     shared: dict[str, Any] | None
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "BatchSetupReply":
+    def parse(cls, header: dict[str, Any]) -> BatchSetupReply:
         _keys(header, {"ok"}, {"worker_s", "shared"}, "the batch set-up reply")
         return cls(_shared(header.get("shared"), "batch set-up"))
 
@@ -260,6 +260,6 @@ class BatchReply:
     findings: list[Finding]
 
     @classmethod
-    def parse(cls, header: dict[str, Any]) -> "BatchReply":
+    def parse(cls, header: dict[str, Any]) -> BatchReply:
         _keys(header, {"ok", "findings"}, {"worker_s"}, "the batch reply")
         return cls(findings(header["findings"], "batch"))

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from scorer.checks.catalog import Finding, Severity
-from scorer.tasks.suites import LibraryPolicy
 from scorer.checks.static.astutil import (
-    _Func, _Module, _flatten_targets, _fold_str, _host_only_nodes, _is_main_guard, _own_lambdas, _sub_bodies,
+    _flatten_targets,
+    _fold_str,
+    _Func,
+    _host_only_nodes,
+    _is_main_guard,
+    _Module,
+    _own_lambdas,
+    _sub_bodies,
     _walk_own,
 )
 from scorer.checks.static.behaviour import BehaviourScan
@@ -17,8 +23,12 @@ from scorer.checks.static.dialect import DialectScan
 from scorer.checks.static.integrity import IntegrityScan
 from scorer.checks.static.native import NativeScan
 from scorer.checks.static.rules import (
-    _NN_CONTAINERS, _ROOT_METHODS, _SYS_MODULES, _callable_or_unknown,
+    _NN_CONTAINERS,
+    _ROOT_METHODS,
+    _SYS_MODULES,
+    _callable_or_unknown,
 )
+from scorer.tasks.suites import LibraryPolicy
 
 
 def analyze_source(source: str, filename: str, policy: LibraryPolicy,

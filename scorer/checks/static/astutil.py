@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, TypeGuard
-
+from typing import TypeGuard
 
 
 @dataclass
@@ -111,7 +111,8 @@ def _bind(target: ast.AST, value: ast.AST | None, bindings: dict[str, list[ast.A
         bindings.setdefault(target.id, []).append(value)
     elif isinstance(target, (ast.Tuple, ast.List)):
         # `B, H, S, D = q.shape`: each element of a size is a size; other unpackings are unknown.
-        part = value if value is not None and _sized(value, frozenset()) and not isinstance(value, (ast.Tuple, ast.List)) else None
+        sized = value is not None and _sized(value, frozenset()) and not isinstance(value, (ast.Tuple, ast.List))
+        part = value if sized else None
         values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
         for i, element in enumerate(target.elts):
             _bind(element.value if isinstance(element, ast.Starred) else element,

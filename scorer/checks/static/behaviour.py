@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from scorer.checks.static.astutil import _Func, _fold_str, _walk_own
+from scorer.checks.static.astutil import _fold_str, _Func, _walk_own
 from scorer.checks.static.state import AnalyzerState
 
 # Statistics of an input's values: what a kernel reads to tell test data from timing data.

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from scorer.checks.static.astutil import (
-    _Func, _fold_str, _handler_nodes, _only_shape_metadata, _walk_module_level, _walk_own, sized_locals,
+    _fold_str,
+    _Func,
+    _handler_nodes,
+    _only_shape_metadata,
+    _walk_module_level,
+    _walk_own,
+    sized_locals,
 )
 from scorer.checks.static.rules import (
-    _FUNCTIONAL_GLUE, _HALF_METHODS, _HALF_NAMES, _NAME_CALLERS, _NUMPY_COMPUTE,
-    _OTHER_COMPUTE_PREFIXES, _OTHER_DENIED, _OTHER_GLUE, _TENSOR_COMPUTE_METHODS, _TENSOR_METHOD_VALUES,
-    _TORCH_DENY_OVERRIDES, _TORCH_GLUE, _TORCH_GLUE_PREFIXES, _TORCH_OPS_DENIED,
-    _callable_or_unknown, _is_dtype_like, _policy_verdict,
+    _FUNCTIONAL_GLUE,
+    _HALF_METHODS,
+    _HALF_NAMES,
+    _NAME_CALLERS,
+    _NUMPY_COMPUTE,
+    _OTHER_COMPUTE_PREFIXES,
+    _OTHER_DENIED,
+    _OTHER_GLUE,
+    _TENSOR_COMPUTE_METHODS,
+    _TENSOR_METHOD_VALUES,
+    _TORCH_DENY_OVERRIDES,
+    _TORCH_GLUE,
+    _TORCH_GLUE_PREFIXES,
+    _TORCH_OPS_DENIED,
+    _callable_or_unknown,
+    _is_dtype_like,
+    _policy_verdict,
 )
 from scorer.checks.static.state import AnalyzerState
 
@@ -109,7 +128,8 @@ class ComputeScan(AnalyzerState):
                         hit = f"self.{method}(...) ({self.mod.nn_attrs[method][0]})"
                     elif self.own_attribute(callee):
                         pass  # the object's own attribute or method, whatever its name
-                    elif method in _TENSOR_COMPUTE_METHODS and _policy_verdict(f"torch.Tensor.{method}", self.policy) is not False:
+                    elif (method in _TENSOR_COMPUTE_METHODS
+                          and _policy_verdict(f"torch.Tensor.{method}", self.policy) is not False):
                         hit = f"<tensor>.{method}()"
                     elif method in ("forward", "__call__", "_call_impl") and receiver_attr in self.mod.nn_attrs:
                         hit = f"self.{receiver_attr}.{method}() ({self.mod.nn_attrs[receiver_attr][0]})"
@@ -249,7 +269,8 @@ class ComputeScan(AnalyzerState):
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
                 and sub.func.attr in _HALF_METHODS and not sub.args and self.resolve(sub.func) is None:
             return f".{sub.func.attr}()"
-        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in ("fp16", "bf16", "float16", "bfloat16", "fp8"):
+        elif (isinstance(sub, ast.Constant) and isinstance(sub.value, str)
+              and sub.value in ("fp16", "bf16", "float16", "bfloat16", "fp8")):
             parent = self.parents.get(sub)
             if isinstance(parent, ast.keyword) or isinstance(parent, ast.Call):
                 return repr(sub.value)
@@ -278,7 +299,7 @@ class ComputeScan(AnalyzerState):
             nodes = [[n for stmt in arm for n in ast.walk(stmt)] for arm in arms]
             half = [any(self.half_use(n) for n in arm) for arm in nodes]
             if len(arms) > 1 and not all(half):
-                for arm, is_half in zip(nodes, half):
+                for arm, is_half in zip(nodes, half, strict=True):
                     if is_half:
                         skip.update(arm)
         return skip

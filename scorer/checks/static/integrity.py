@@ -6,13 +6,30 @@ import ast
 import re
 
 from scorer.checks.static.astutil import (
-    _Func, _flatten_targets, _fold_str, _walk_own, main_guard_nodes,
+    _flatten_targets,
+    _fold_str,
+    _Func,
+    _walk_own,
+    main_guard_nodes,
 )
 from scorer.checks.static.rules import (
-    _FILE_METHODS, _INTROSPECTION_BUILTINS, _INTROSPECTION_CALLS,
-    _INTROSPECTION_IMPORT_OK, _INTROSPECTION_MODULES, _MODE_STACK_SWITCHES, _PATCH_OK_PREFIXES,
-    _STREAM_JOINS, _STREAM_JOIN_METHODS, _STREAM_SWITCHES, _SYS_MODULES, _THREAD_CALLS,
-    _THREAD_CALL_PREFIXES, _THREAD_METHODS, _THREAD_MODULES, _THREADING_SAFE, _TIMER_TARGETS,
+    _FILE_METHODS,
+    _INTROSPECTION_BUILTINS,
+    _INTROSPECTION_CALLS,
+    _INTROSPECTION_IMPORT_OK,
+    _INTROSPECTION_MODULES,
+    _MODE_STACK_SWITCHES,
+    _PATCH_OK_PREFIXES,
+    _STREAM_JOIN_METHODS,
+    _STREAM_JOINS,
+    _STREAM_SWITCHES,
+    _SYS_MODULES,
+    _THREAD_CALL_PREFIXES,
+    _THREAD_CALLS,
+    _THREAD_METHODS,
+    _THREAD_MODULES,
+    _THREADING_SAFE,
+    _TIMER_TARGETS,
 )
 from scorer.checks.static.state import AnalyzerState
 
@@ -41,7 +58,8 @@ class IntegrityScan(AnalyzerState):
                     self.add("harness-introspection", sub, f"from {'.' * sub.level}{sub.module or ''} import …",
                              "relative import reaches the scorer's or task's package")
                 elif sub.module == "threading" and any(a.name == "*" for a in sub.names):
-                    self.add("thread-injection", sub, "from threading import *", "threads/processes can do work outside the timed region")
+                    self.add("thread-injection", sub, "from threading import *",
+                             "threads/processes can do work outside the timed region")
                 elif sub.module:
                     self.judge_import(sub, sub.module)
             elif isinstance(sub, ast.Call):

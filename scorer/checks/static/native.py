@@ -7,8 +7,15 @@ import re
 
 from scorer.checks.static.astutil import _fold_str, _strip_cpp_comments
 from scorer.checks.static.rules import (
-    _CPP_DISPATCH_BYPASS, _CPP_LIBRARY_CALL, _CPP_MARKERS, _CPP_SIDE_STREAM, _CPP_STREAM_JOIN, _CPP_THREADS, _C_LIKE,
-    _NATIVE_CLOCK_NAMES, _NATIVE_TAMPER,
+    _C_LIKE,
+    _CPP_DISPATCH_BYPASS,
+    _CPP_LIBRARY_CALL,
+    _CPP_MARKERS,
+    _CPP_SIDE_STREAM,
+    _CPP_STREAM_JOIN,
+    _CPP_THREADS,
+    _NATIVE_CLOCK_NAMES,
+    _NATIVE_TAMPER,
 )
 from scorer.checks.static.state import AnalyzerState
 
@@ -63,7 +70,7 @@ class NativeScan(AnalyzerState):
             if not isinstance(call, ast.Call):
                 continue
             name = self.resolve(call.func) or ""
-            if not name.rsplit(".", 1)[-1] in ("load_inline", "load_cpp_inline"):
+            if name.rsplit(".", 1)[-1] not in ("load_inline", "load_cpp_inline"):
                 continue
             args = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
             for a in args:

@@ -9,7 +9,6 @@ import types
 
 from scorer.tasks.suites import LibraryPolicy
 
-
 # --- what counts as glue and what counts as compute -------------------------------------------
 
 # torch.* callables that allocate, reshape, move, launch or query; everything else under torch.*
@@ -89,7 +88,7 @@ _TENSOR_GLUE_METHODS = frozenset({
     "data", "as_subclass", "coalesce", "to_dense", "to_sparse", "dense_dim", "sparse_dim", "values",
     "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices", "nbytes", "itemsize",
     "module_load", "apply_", "map_", "map2_", "conj", "resolve_conj", "resolve_neg", "requires_grad",
-    "untyped_storage", "share_memory", "is_leaf", "equal", "any", "all", "sort", "split_", "index",
+    "share_memory", "is_leaf", "equal", "any", "all", "sort", "split_", "index",
     "count", "copy", "add", "get", "real", "imag", "mode", "const_data_ptr", "mutable_data_ptr", "ipu",
     "mtia", "xpu", "mps", "hpu", "ravel", "repeat", "tile", "unfold", "view_as_complex", "chalf", "resize",
     "resize_as", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "random_", "normal_",
@@ -314,5 +313,6 @@ def _callable_or_unknown(name: str) -> bool:
 
 def _is_dtype_like(name: str) -> bool:
     last = name.split(".")[-1]
-    return name.startswith("torch.") and (last in _HALF_NAMES or last.startswith(("float", "int", "uint", "bool", "complex", "bfloat", "qint", "quint"))
+    dtype_prefixes = ("float", "int", "uint", "bool", "complex", "bfloat", "qint", "quint")
+    return name.startswith("torch.") and (last in _HALF_NAMES or last.startswith(dtype_prefixes)
                                           and name.count(".") == 1)
