@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from html import escape
 from collections.abc import AsyncIterator, Callable
+from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -79,11 +79,14 @@ def not_found_page(path: str, sweeps: dict[str, list[str]]) -> str:
     """A bad address: what the app serves and which boards exist, as links."""
     boards = "".join(f'<li><a href="/#/board/{quote(s, safe="")}/{quote(su, safe="")}">{escape(s)} / {escape(su)}</a></li>'
                      for s, suites in sweeps.items() for su in suites) or "<li>no sweeps yet</li>"
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<title>Not found · KernelArena</title><link rel="stylesheet" href="/static/app.css"></head><body><main class="view">'
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<title>Not found · KernelArena</title><link rel="stylesheet" href="/static/app.css"></head>'
+            '<body><main class="view">'
             f'<div class="card notfound" id="not-found"><h1>Not found</h1><p>There is no page <code>{escape(path)}</code>. '
-            f'The app serves the leaderboards at <a href="/">/</a> (every page is an address after <code>#/</code>) and its JSON under '
-            f'<code>/api/</code>.</p><h2>Boards</h2><ul id="boards">{boards}</ul></div></main></body></html>')
+            'The app serves the leaderboards at <a href="/">/</a> (every page is an address after <code>#/</code>) '
+            'and its JSON under <code>/api/</code>.</p>'
+            f'<h2>Boards</h2><ul id="boards">{boards}</ul></div></main></body></html>')
 
 
 def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], bool] = lambda: False) -> Starlette:
@@ -120,7 +123,8 @@ def create_app(catalog: Catalog, poll_s: float = POLL_S, stopping: Callable[[], 
     async def compare(request: Request) -> Response:
         p, q = request.path_params, request.query_params
         try:
-            return _json(_with_caveat(await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", ""))))
+            compared = await asyncio.to_thread(catalog.compare, p["sweep"], p["suite"], q.get("a", ""), q.get("b", ""))
+            return _json(_with_caveat(compared))
         except UserError as exc:
             return _error(exc)
 

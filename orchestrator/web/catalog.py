@@ -25,8 +25,8 @@ from kernelarena.errors import UserError
 from orchestrator.hardware import hardware_label, hardware_of
 from orchestrator.index import INDEX_FILE, Index, load_index
 from orchestrator.leaderboard import Leaderboard, build_leaderboard, compare_models
-from orchestrator.planner import ResolvedTask
 from orchestrator.ledger import TrialRow
+from orchestrator.planner import ResolvedTask
 from orchestrator.prepare import FROZEN_TASKS, LEDGER_FILE
 from orchestrator.trial_files import KERNEL_FILE, read_score
 from scorer.checks.dynamic import roofline_floor_ms
@@ -249,7 +249,8 @@ class Catalog:
             board = entry.boards.get(suite)
         if board is None:
             if not any(t.suite == suite for t in entry.index.trials):
-                raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'; suites: {_names(t.suite for t in entry.index.trials)}")
+                raise NotFound(f"sweep '{sweep_id}' has no suite '{suite}'; "
+                               f"suites: {_names(t.suite for t in entry.index.trials)}")
             board = build_leaderboard(self._suite_index(entry.index, suite), resamples=self.resamples, seed=self.seed,
                                       hardware=hardware_of(entry.hardware))
             with self._lock:
@@ -280,7 +281,8 @@ class Catalog:
                 return known[(suite, task)]
         found = None
         try:
-            resolved = [ResolvedTask.model_validate(t) for t in json.loads((sweep_dir / FROZEN_TASKS).read_text(encoding="utf-8"))]
+            frozen = json.loads((sweep_dir / FROZEN_TASKS).read_text(encoding="utf-8"))
+            resolved = [ResolvedTask.model_validate(t) for t in frozen]
             entry = next((t for t in resolved if t.suite == suite and t.task == task), None)
             if entry is not None:
                 found = load_suite(entry.suite_root).tasks.get(task)

@@ -22,9 +22,13 @@ def require_web_extra() -> None:
 
 def serve(
     sweeps: Annotated[list[Path] | None, typer.Argument(help="Sweep folders, or folders of them (default: runs/).")] = None,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback by default: the app has no login).")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(
+        "--host", help="Address to listen on (loopback by default: the app has no login).",
+    )] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
-    resamples: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).")] = 1000,
+    resamples: Annotated[int, typer.Option(
+        "--bootstrap", help="Bootstrap resamples for the 95% intervals and rank confidences (0: none).",
+    )] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap's random draws.")] = 0,
 ) -> None:
     """Live leaderboard, per-kernel pages, transcripts and plots of sweeps, in the browser."""

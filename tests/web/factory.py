@@ -100,7 +100,8 @@ def write_transcript(t: Transcript, trial: PlannedTrial, events: int, score: dic
         tokens_in += 900
         tokens_out += 120
         t.event("tool_call", id=f"call_{turn}", name="bash", arguments={"command": "python bench.py"})
-        t.event("tool_result", id=f"call_{turn}", name="bash", output=f"turn {turn}: 0.0123 ms\n" * 8, exit_code=0, duration_s=0.41)
+        t.event("tool_result", id=f"call_{turn}", name="bash", output=f"turn {turn}: 0.0123 ms\n" * 8, exit_code=0,
+                duration_s=0.41)
     t.event("budget", kind="max_turns", limit=turn, used=turn)
     t.event("score", **score)
     t.event("trial_end", exit_reason="budget", verdict=score.get("verdict"), duration_s=12.5,
@@ -124,7 +125,8 @@ class TemplateTrial:
             gate = self.gates.get(trial.trial_id)
             if gate is not None:  # running: the transcript has begun, the rest waits for the test
                 transcript.event("trial_start", trial_id=trial.trial_id, harness="minimal", device="cpu",
-                                 spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task, "model": trial.model_id})
+                                 spec={"trial_id": trial.trial_id, "suite": trial.suite, "task": trial.task,
+                                       "model": trial.model_id})
                 while not await asyncio.to_thread(gate.wait, 0.2):
                     pass
             write_transcript(transcript, trial, self.long_trials.get(trial.trial_id, self.events), _score_dict(source))
@@ -165,7 +167,8 @@ def _score(trial: PlannedTrial, result: TrialResult) -> Score:
                           baseline_spread=0.021, kernel_spread=0.034) if passed and result.speedup else None
     return Score(suite=trial.suite, task=trial.task, verdict=result.verdict or "failed", error=result.error,
                  # a finding per input set that showed it, as the scorer reports a check run per seed
-                 hacks=[{"pattern": h, "evidence": f"{result.error or ''} (input set {k})"} for h in result.hacks for k in range(3)],
+                 hacks=[{"pattern": h, "evidence": f"{result.error or ''} (input set {k})"}
+                        for h in result.hacks for k in range(3)],
                  flags=[{"pattern": f, "evidence": "faster than the device's roofline allows"} for f in result.flags],
                  correctness=CorrectnessResult(5, 5 if passed else 3, 0.0 if passed else 0.31, 0.0 if passed else 0.5,
                                                0.0 if passed else 0.02, "allclose(rtol=0.001, atol=0.001)"),

@@ -46,7 +46,8 @@ def test_pages_filters_and_a_growing_transcript(tmp_path: Path) -> None:
 
     # A trial still being written: new events, and a torn last line (a crash mid-write), which is skipped.
     with path.open("a") as fh:
-        fh.write(json.dumps({"v": 1, "seq": len(lines), "ts": "2026-12-04T10:00:00+00:00", "type": "trial_end", "payload": {}}) + "\n")
+        end = {"v": 1, "seq": len(lines), "ts": "2026-12-04T10:00:00+00:00", "type": "trial_end", "payload": {}}
+        fh.write(json.dumps(end) + "\n")
         fh.write('{"v": 1, "seq": 99, "ts": "2026-12-04T10:0')
     summary = pager.summary(path)
     assert summary["total"] == len(lines) + 1 and summary["ended"]
@@ -130,7 +131,8 @@ def test_ctrl_c_stops_serve_while_a_browser_holds_the_event_stream(tmp_path: Pat
                 stream = conn.getresponse()
                 break
             except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no server"
+                why = proc.stderr.read() if proc.poll() is not None else "no server"
+                assert proc.poll() is None and time.monotonic() < deadline, why
                 time.sleep(0.2)
         assert stream.readline().startswith(b"event: version")
         proc.send_signal(signal.SIGINT)
@@ -160,7 +162,7 @@ def test_a_contended_timing_travels_from_score_json_to_the_boards(tmp_path: Path
     out = tmp_path / "busy"
     spec, planned = planned_sweep(out, "busy", [{"id": "scripted:reference"}], ["swish", "row_sum"])
     with Ledger(out / LEDGER_FILE) as ledger:
-        for trial, contended in zip(planned, (True, False)):
+        for trial, contended in zip(planned, (True, False), strict=True):
             folder = out / trial.rel_dir
             folder.mkdir(parents=True, exist_ok=True)
             Score(suite=trial.suite, task=trial.task, verdict="passed",

@@ -96,12 +96,16 @@ def _boxes_overlap(a: dict, b: dict) -> bool:
 def test_ranks_are_shared_explained_and_the_home_page_names_no_single_leader(page: object, base_url: str, root: Path) -> None:
     board = json.loads(cli("leaderboard", str(root / "big"), "--format", "json", "--bootstrap", "200").stdout)
     _board(page, base_url)
-    rows = page.eval_on_selector_all("#leaderboard tbody tr", "rs => rs.map(r => [r.dataset.model, r.cells[0].innerText.trim(), r.cells[4].innerText.trim(), r.cells[5].innerText.trim()])")
+    rows = page.eval_on_selector_all(
+        "#leaderboard tbody tr",
+        "rs => rs.map(r => [r.dataset.model, r.cells[0].innerText.trim(), r.cells[4].innerText.trim(), "
+        "r.cells[5].innerText.trim()])",
+    )
     assert [r[0] for r in rows] == [m["model"] for m in board["models"]]
     assert [r[1] for r in rows] == [str(m["rank"]) for m in board["models"]]  # the shared rank, as the CLI's
     assert [r[2] for r in rows] == [str(m["rank_strict"]) for m in board["models"]]  # the order by score alone
     assert sorted(int(r[2]) for r in rows) == list(range(1, 15))
-    for (_, _, _, shown), m in zip(rows, board["models"]):
+    for (_, _, _, shown), m in zip(rows, board["models"], strict=True):
         lo, hi = m["rank_range"]
         assert shown == (str(lo) if lo == hi else f"{lo}–{hi}")
     top = [m["model"] for m in board["models"] if m["rank"] == 1]
@@ -159,7 +163,8 @@ def test_a_live_refresh_keeps_scroll_focus_and_caret(page: object, base_url: str
     page.wait_for_function(f"document.getElementById('progress').innerText.startsWith('{done + 2}/1722')")
     assert page.evaluate("window.scrollY") == scroll_y
     assert wrap.evaluate("el => [el.scrollTop, el.scrollLeft]") == [260, left]
-    assert page.evaluate("[document.activeElement.id, document.activeElement.value, document.activeElement.selectionStart]") == ["filter-models", "model-", 4]
+    focused = "[document.activeElement.id, document.activeElement.value, document.activeElement.selectionStart]"
+    assert page.evaluate(focused) == ["filter-models", "model-", 4]
     page.keyboard.type("1")  # typing goes on where it was
     assert page.input_value("#filter-models") == "mode1l-"
 
@@ -176,14 +181,17 @@ def test_a_live_refresh_keeps_open_cards_on_a_kernel_page(page: object, base_url
     page.evaluate("window.scrollTo(0, 2500)")
     y = page.evaluate("window.scrollY")
     # the reader selected a card's evidence text
-    page.evaluate("window.getSelection().selectAllChildren(document.querySelector('details.trial[open] .finding p, details.trial[open] .details-grid'))")
+    page.evaluate("window.getSelection().selectAllChildren("
+                  "document.querySelector('details.trial[open] .finding p, details.trial[open] .details-grid'))")
     selected = page.evaluate("window.getSelection().toString()")
     assert selected
     trial = pending[0]["trial_id"]
     card = page.locator(f"details.trial[data-trial='{trial}']")
     assert "pending" in card.locator("header .badge").inner_text()
     finish_pending(root / "big", 1, seed=5)
-    page.wait_for_function("t => !document.querySelector(`details.trial[data-trial='${t}'] header .badge`).innerText.includes('pending')", arg=trial)
+    page.wait_for_function(
+        "t => !document.querySelector(`details.trial[data-trial='${t}'] header .badge`).innerText.includes('pending')", arg=trial,
+    )
     assert page.locator("details.trial[open]").count() == cards
     assert page.evaluate("window.scrollY") == y
     assert page.evaluate("window.getSelection().toString()") == selected
@@ -204,7 +212,8 @@ def test_no_page_overflows_sideways_on_a_phone(page: object, base_url: str, root
         # long model names
         "#/kernel/ties/kernelbench/level1_1_square_matmul": "details.trial",
         f"#/model/ties/kernelbench/{quote(LONG.format(i=3), safe='')}": "#model-kernels tbody tr",
-        f"#/compare/ties/kernelbench?a={quote(LONG.format(i=3), safe='')}&b={quote(LONG.format(i=4), safe='')}": "#compare-tasks tbody tr",
+        f"#/compare/ties/kernelbench?a={quote(LONG.format(i=3), safe='')}&b={quote(LONG.format(i=4), safe='')}":
+            "#compare-tasks tbody tr",
     }
     for route, ready in pages.items():
         page.goto("about:blank")  # a hash route renders in place: wait for this page, not the last

@@ -240,7 +240,9 @@ def test_big_board_fits_explains_filters_and_keeps_state_in_the_url(page: object
     assert page.locator("#kernels tbody tr").count() == 41
     # fits 1400 px: neither the page nor the leaderboard scrolls sideways
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
-    assert page.evaluate("(() => { const t = document.getElementById('leaderboard'); return t.scrollWidth <= t.parentElement.clientWidth })()")
+    assert page.evaluate(
+        "(() => { const t = document.getElementById('leaderboard'); return t.scrollWidth <= t.parentElement.clientWidth })()"
+    )
     # every header explains itself; the method and the CPU caveat are stated
     titles = page.eval_on_selector_all("#leaderboard thead th", "els => els.map(e => e.title)")
     assert all(titles) and any("correct" in t for t in titles)
