@@ -20,7 +20,6 @@ calibrated overhead, bounds the repetitions the kernel reported, under the same 
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 from dataclasses import dataclass
@@ -98,22 +97,9 @@ class BatchClock:
 FLOOR_RATIO = 8.0
 
 
-# On a CPU the judge also reads the kernel worker's CPU time a repetition from /proc (what the
-# scheduler ran it for, which no clock in its process can change): less the repetition's own
-# overhead (round trip, inputs, flush), over this factor, it floors the kernel's time too. A
-# single-threaded forward spends about its wall time on a core, so an honest one stays well above
-# the floor; one whose threads add up to more CPU time than wall time (OpenMP on two cores) can be
-# floored, its speedup understated by at most this factor, never rejected; a forged clock gains at
-# most this factor (it was about 4x under the ratio checks alone: benchmarks/forged_clock_gain.py).
-CPU_FLOOR_RATIO = 1.5
-
-
-def floor_speedup(timing: TimingResult, clock: BatchClock, cpu_ms_per_rep: float | None = None) -> None:
+def floor_speedup(timing: TimingResult, clock: BatchClock) -> None:
     """Records the floor, and where the kernel's median lies below it, takes the speedup from it."""
     timing.judge_floor_ms = clock.bound_ms() / FLOOR_RATIO
-    if cpu_ms_per_rep is not None and math.isfinite(cpu_ms_per_rep):
-        cpu_floor = max(0.0, cpu_ms_per_rep - _rep_overhead_ms(clock)) / CPU_FLOOR_RATIO
-        timing.judge_floor_ms = max(timing.judge_floor_ms, cpu_floor)
     if timing.kernel_ms is None or timing.baseline_ms is None or not timing.kernel_ms < timing.judge_floor_ms:
         return
     timing.floored = True

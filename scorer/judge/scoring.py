@@ -373,10 +373,9 @@ class Judge:
         evidence.clock = best
         self._record(score, registry.rule("clock", evidence))
         # The speedup never rests on the kernel's own clock alone: its time counts as at least the
-        # judge's batch time a call over FLOOR_RATIO (and on a CPU its CPU time a repetition, from
-        # /proc, over CPU_FLOOR_RATIO), so a forged clock the checks above let through (their slack
-        # covers host-bound small kernels and loaded machines) gains at most that factor.
-        floor_speedup(score.timing, best, kernel.rep_cpu_ms)
+        # judge's batch time a call over FLOOR_RATIO, so a forged clock the checks above let through
+        # (their slack covers host-bound small kernels) gains at most that factor.
+        floor_speedup(score.timing, best)
 
     def _settle(self) -> None:
         if self.before_timing is not None:

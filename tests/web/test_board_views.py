@@ -377,7 +377,8 @@ def test_kernel_page_lists_a_finding_once_and_folds_the_scorers_details(page: ob
     passed = next(t for t in trials if t["model"] == "model-00" and t["verdict"] == "passed")
     page.goto(f"{base_url}/#/kernel/big/kernelbench/{passed['task']}?trial={quote(passed['trial_id'], safe='')}")
     card = page.locator("details.trial[open]")
-    card.locator(".details-grid").first.wait_for()
+    # The new trial's card, not the previous page's still on screen while the hash route renders.
+    card.locator(".body > .details-grid", has_text="repetitions").wait_for()
     shown = card.locator(".body > .details-grid").inner_text()
     assert "repetitions 20" in shown and "torch" not in shown
     more = card.locator("details.more-details")
