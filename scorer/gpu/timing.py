@@ -36,7 +36,7 @@ _MAX_WARMUP_REPS = 5000
 # Where the GPU-wide hold cannot run (no Triton, ROCm), the GPU spins this long on the caller's
 # stream before each start event instead: only the first launch's latency stays out of the events.
 _SPIN_CYCLES = 40_000  # ~20 us at Hopper clocks
-_IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions (one more after each)
+IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions (one more after each)
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def time_forward(
         idle_tails.append(rep.tail_ms)
 
     def calibrate() -> None:
-        for i in range(_IDLE_CALIBRATION_REPS):
+        for i in range(IDLE_CALIBRATION_REPS):
             idle_rep(late=bool(i % 2))
 
     if hold is not None:

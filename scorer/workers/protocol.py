@@ -25,6 +25,8 @@ from typing import Any, ClassVar, TypeVar
 
 import torch
 
+from scorer.workers.commitment import is_digest
+
 _PREFIX = struct.Struct(">I")
 MAX_HEADER_BYTES = 16 << 20
 MAX_PAYLOAD_BYTES = 64 << 30
@@ -316,7 +318,7 @@ class TimedStep:
             raise ProtocolViolation(f"a timed step must carry an integer {STEP_KEY!r} and a {DIGEST_KEY!r}: "
                                     f"got keys {sorted(header)}")
         done, digest = header[STEP_KEY], header[DIGEST_KEY]
-        committed = isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+        committed = is_digest(digest)
         if (done >= 0) != committed or (done < 0 and digest is not None):
             owed = "commit to its outputs with a sha256 digest" if done >= 0 else "carry no digest"
             raise ProtocolViolation(f"timed step {done} must {owed}")

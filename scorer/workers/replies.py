@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer.checks.catalog import PATTERNS, Finding
+from scorer.gpu.timing import IDLE_CALIBRATION_REPS
 from scorer.workers.protocol import ProtocolViolation
 
-# Idle drains: 12 before the timed repetitions, one after each, 12 after (scorer/gpu/timing.py).
-IDLE_DRAINS_AROUND = 24
+# Idle drains: a calibration's worth before the timed repetitions and after them, one after each.
+IDLE_DRAINS_AROUND = 2 * IDLE_CALIBRATION_REPS
 _KNOWN_PATTERNS = frozenset(p.id for p in PATTERNS)
 _ERROR_KINDS = frozenset({"compile_error", "runtime_error", "no_kernel", "protocol", "worker_error"})
 _MAX_TEXT = 1 << 20
