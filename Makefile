@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch pinned to the CPU build on local disk; a bare `torch` would pull a multi-GB CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[all,dev,web,ray]'
+	bash scripts/step.sh torch $(PY) -m pip install -q torch==2.13.0
+	bash scripts/step.sh install $(PY) -m pip install -q -e '.[all,dev,web,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -28,8 +28,8 @@ demo: install
 
 test: install
 	# --with: the agents image (Claude Code and Codex CLIs) for the claude-code/codex harness tests.
-	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex
-	-bash scripts/browser_up.sh
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy
-	bash scripts/run_tests.sh
+	-bash scripts/step.sh docker bash -c 'bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex'
+	-bash scripts/step.sh browser bash scripts/browser_up.sh
+	bash scripts/step.sh ruff $(VENV)/bin/ruff check .
+	bash scripts/step.sh mypy $(VENV)/bin/mypy
+	bash scripts/step.sh pytest bash scripts/run_tests.sh

@@ -357,7 +357,7 @@ class Judge:
                 if batch:
                     ref.fresh_batch()
                 clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0,
-                                                           kernel.availability)
+                                                           kernel.availability, kernel.rep_cpu_ms)
                 self._record(score, batch_findings)
                 if batch_findings:
                     return
@@ -626,7 +626,8 @@ class Judge:
         return kernel
 
     def _kernel_batch(self, worker: WorkerProcess, ref: ReferenceService, reported_ms: float,
-                      timed_availability: float | None = None) -> tuple[BatchClock, list[Finding]]:
+                      timed_availability: float | None = None,
+                      timed_cpu_ms_per_rep: float | None = None) -> tuple[BatchClock, list[Finding]]:
         """The kernel's batch on the first of the baseline batch's seeds (as many as its reported
         time asks for: a kernel that reports less than it takes only makes its batch longer); the
         judge's clock runs from the request until the reference worker has read every row at the
@@ -666,8 +667,9 @@ class Judge:
             # the reference worker's of its outputs; read once the judge's clock has stopped.
             findings = self._in_process("batch", replies.BatchReply.parse(reply.header).findings)
             findings += [Finding(**f) for f in verdict.findings]
+        batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
-                          timed_availability), findings
+                          timed_availability, batch_cpu, timed_cpu_ms_per_rep), findings
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

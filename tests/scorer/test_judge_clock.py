@@ -292,6 +292,32 @@ def test_the_batch_is_read_at_the_timed_stages_load() -> None:
     assert BatchClock(8, 54.2, 0.3, 2, 1.36, availability=None, timed_availability=0.5).load_factor() == 1.0
 
 
+def test_only_the_calls_share_of_a_timed_step_is_read_at_the_stages_load() -> None:
+    """CI's false verdict of 2026-12-07: the honest swish_cpp_loop_portable reported 0.557 ms a call;
+    its 8 batch calls took 27.38 ms at 98% of a core, while its timed stage had 53%, most of its
+    waits falling on each step's cache flush and wake-up, not on the call. Scaled whole (x 1.86)
+    the batch read 4.5 ms a call and rejected it. Only the call's share of a step's CPU work is
+    scaled; a forged clock whose call is most of the step is still read at the stage's load."""
+    honest = [0.557] * 20
+    whole = BatchClock(8, 27.38, 0.184, 2, 1.75, availability=0.98, timed_availability=0.53)
+    (found,) = clock_findings(honest, whole, "cpu")
+    assert "x 1.85" in found.evidence
+    ci = BatchClock(8, 27.38, 0.184, 2, 1.75, availability=0.98, timed_availability=0.53,
+                    batch_cpu_ms_per_call=27.38 * 0.98 / 8, timed_cpu_ms_per_rep=14.0)
+    assert 0.2 < ci.call_share() < 0.25
+    assert clock_findings(honest, ci, "cpu") == []
+    # a forged 1/8 of a 9.4 ms call, timed at a quarter of a core and batched quiet: the call is
+    # most of its step, so the batch is read near the stage's load and the forgery shows
+    forged = BatchClock(8, 8 * 9.4 + 0.6, 0.3, 2, 1.36, availability=1.0, timed_availability=0.25,
+                        batch_cpu_ms_per_call=9.4, timed_cpu_ms_per_rep=11.0)
+    (found,) = clock_findings([9.4 * 4 / 8] * 20, forged, "cpu")
+    assert found.pattern == "timer-patching" and "the call 85% of a timed step's CPU time" in found.evidence
+    # a batch that waited more than the timed stage is read at the stage's load whole
+    busier = BatchClock(8, 54.2, 0.3, 2, 1.36, availability=0.15, timed_availability=0.9,
+                        batch_cpu_ms_per_call=1.0, timed_cpu_ms_per_rep=14.0)
+    assert abs(busier.load_factor() - 1 / 6) < 1e-9
+
+
 def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
     """StageCpu on real processes: a worker that sleeps through a stage spent no CPU time whatever
     the wall clock says; one that computes on a helper thread long enough for the tree's ticks shows
