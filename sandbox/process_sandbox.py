@@ -311,16 +311,24 @@ class ProcessSandbox(Sandbox):
         oom_before = self._cgroup.oom_kills() if self._cgroup else None
         setup = await asyncio.to_thread(self._child_setup, timeout)
         started = time.monotonic()
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=workdir, env={**self._environment(env), **dict([tag.split("=", 1)])},
+            start_new_session=True, preexec_fn=setup, close_fds=True,
+        ))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=workdir, env={**self._environment(env), **dict([tag.split("=", 1)])},
-                start_new_session=True, preexec_fn=setup, close_fds=True,
-            )
+            proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
-            # Cancelled while asyncio was still wiring the pipes: the child may already run,
-            # and without its pid only its tag finds it (and the `timeout` grandchildren).
+            # Cancelled while asyncio was still wiring the pipes. Left to itself, asyncio kills only
+            # the direct child and then waits for the pipes to close, which the command's own
+            # children hold until they end (a cancelled `sleep 79` took 79 s): kill them all by
+            # their tag, let the spawn finish, and end its session too.
             _kill_tagged(tag)
+            await asyncio.wait([spawn])
+            if not spawn.cancelled() and spawn.exception() is None:
+                _kill_session(spawn.result().pid, signal.SIGKILL)
+                _kill_tagged(tag)
+                await spawn.result().wait()
             raise
         except FileNotFoundError as exc:
             if not Path(workdir).is_dir():
