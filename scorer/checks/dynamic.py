@@ -119,52 +119,42 @@ _DEVICE_PEAKS: tuple[tuple[str, float, float, float], ...] = (
 _ROOFLINE_SAFETY = 0.8
 
 
-def check_output_object(obj: Any) -> list[Finding]:
-    """lazy-evaluation: called in the worker on forward()'s raw return value, before the end event.
-
-    Only exact torch.Tensor objects (or a tuple/list of them) with real, materialised storage are
-    accepted; subclasses, wrappers, meta/fake tensors and tensors without memory are evidence."""
+def observe_output(obj: Any) -> dict[str, Any]:
+    """What forward()'s raw return value is (replies.OutputObservation), read in the worker before
+    the end event; the judge rules on it (scorer/judge/rulings/output_object.py, lazy-evaluation)."""
     try:
-        return _check_output(obj)
-    except Exception as exc:  # a hostile object whose attributes raise is itself a finding
-        return [Finding("lazy-evaluation", f"forward() returned an object that cannot be inspected: "
-                                           f"{type(exc).__name__}: {str(exc)[:200]}")]
+        return {"items": _observe_output(obj), "error": None}
+    except Exception as exc:  # a hostile object whose attributes raise: what it raised is the observation
+        return {"items": [], "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
-def _check_output(obj: Any) -> list[Finding]:
-    items: list[tuple[str, Any]]
+def _observe_output(obj: Any) -> list[dict[str, Any]]:
     outer = type(obj)
-    if outer is tuple or outer is list:
-        items = [(f"output {i}", o) for i, o in enumerate(obj)]
-    else:
-        items = [("output", obj)]
-    findings: list[Finding] = []
-    for where, item in items:
+    items = list(enumerate(obj)) if outer is tuple or outer is list else [(None, obj)]
+    observed = []
+    for index, item in items:
         kind = type(item)
-        if kind is not _PLAIN_TENSOR and kind is not torch.nn.Parameter:
-            name = f"{kind.__module__}.{kind.__qualname__}"
-            findings.append(Finding("lazy-evaluation",
-                                    f"forward() returned {where} of type {name}, not a plain torch.Tensor "
-                                    "(subclasses and proxies can defer work until the result is read)"))
+        # Each fact only once the earlier ones allow reading it: a proxy's attributes are its code,
+        # a meta or fake tensor has no data to point at.
+        fact = {"where": "output" if index is None else f"output {index}", "type": f"{kind.__module__}.{kind.__qualname__}",
+                "plain": kind is _PLAIN_TENSOR or kind is torch.nn.Parameter, "device": "", "fake": False, "numel": 0,
+                "null_data": False, "storage_bytes": 0, "needed_bytes": 0}
+        observed.append(fact)
+        if not fact["plain"]:
             continue
-        device_type = _PLAIN_TENSOR.device.__get__(item).type
-        if device_type == "meta":
-            findings.append(Finding("lazy-evaluation", f"{where} is a meta tensor (no data)"))
+        fact["device"] = _PLAIN_TENSOR.device.__get__(item).type
+        if fact["device"] == "meta":
             continue
-        if _is_fake(item):
-            findings.append(Finding("lazy-evaluation", f"{where} is a fake/functional tensor without real storage"))
+        fact["fake"] = _is_fake(item)
+        if fact["fake"]:
             continue
-        numel = _PLAIN_TENSOR.numel(item)
-        if numel and _PLAIN_TENSOR.data_ptr(item) == 0:
-            findings.append(Finding("lazy-evaluation", f"{where} has {numel} elements but a null data pointer"))
-            continue
-        if numel:
-            storage_bytes = _PLAIN_TENSOR.untyped_storage(item).nbytes()
-            needed = (_PLAIN_TENSOR.storage_offset(item) + _max_offset(item) + 1) * _PLAIN_TENSOR.element_size(item)
-            if storage_bytes < needed:
-                findings.append(Finding("lazy-evaluation",
-                                        f"{where} views {needed} bytes but its storage holds {storage_bytes}"))
-    return findings
+        fact["numel"] = numel = _PLAIN_TENSOR.numel(item)
+        fact["null_data"] = bool(numel) and _PLAIN_TENSOR.data_ptr(item) == 0
+        if numel and not fact["null_data"]:
+            fact["storage_bytes"] = _PLAIN_TENSOR.untyped_storage(item).nbytes()
+            fact["needed_bytes"] = ((_PLAIN_TENSOR.storage_offset(item) + _max_offset(item) + 1)
+                                    * _PLAIN_TENSOR.element_size(item))
+    return observed
 
 
 def _is_fake(t: torch.Tensor) -> bool:

@@ -6,8 +6,10 @@ A check is one module under scorer/judge/rulings/ that registers a `Check`. The 
 `Evidence` as the scoring goes and asks the registry at each phase (`rule`); checks whose rules run
 elsewhere (the worker's in-process checks, the reference worker's comparisons, the protocol's
 parsing) register what they are, so the catalog's layers can be checked against them, and the
-in-process findings a worker sends are accepted only for the patterns its registered checks can
-find. Adding a check: one module here, its catalog pattern, its attack kernels in tests/hacks.
+in-process findings a worker sends are accepted only for the patterns of the checks registered as
+making their findings there (`worker_findings`). An in-process check without it has the worker send
+a typed observation (scorer/workers/replies.py) and rules on it in its module here. Adding a
+check: one module here, its catalog pattern, its attack kernels in tests/hacks.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ class Check:
     patterns: ClassVar[tuple[str, ...]]
     phases: ClassVar[tuple[Phase, ...]] = ()
     what: ClassVar[str]  # what it observes, in a line
+    # Its findings are made in the kernel's worker and arrive made (scorer/judge/rulings/in_process.py);
+    # an in-process check without it sends observations the judge rules on.
+    worker_findings: ClassVar[bool] = False
 
     def judge(self, evidence: Evidence) -> list[Finding]:
         return []
@@ -81,7 +86,8 @@ def rule(phase: Phase, evidence: Evidence) -> list[Finding]:
 
 
 def in_process_patterns() -> frozenset[str]:
-    return frozenset(p for c in _REGISTRY.values() if c.layer == "in-process" for p in c.patterns)
+    """The patterns the worker may report as findings it made itself."""
+    return frozenset(p for c in _REGISTRY.values() if c.worker_findings for p in c.patterns)
 
 
 def layers_of(pattern: str) -> set[str]:

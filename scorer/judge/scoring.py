@@ -38,6 +38,9 @@ from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigur
 from scorer.judge.registry import NativeWatch
 from scorer.judge.rep_budget import timed_subset
 from scorer.judge.rep_feed import RepFeed
+from scorer.judge.rulings.input_hashes import mutation_findings
+from scorer.judge.rulings.launch_census import ghost_findings
+from scorer.judge.rulings.output_object import lazy_findings
 from scorer.options import ScoreOptions
 from scorer.score import CorrectnessResult, Score, TimingResult
 from scorer.tasks.suites import Suite, Task
@@ -495,9 +498,13 @@ class Judge:
             parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
                                                                                              len(plan.alt_shapes)))
         self._in_process("correctness", parsed.findings + [f for c in parsed.calls for f in c.findings])
+        # Each call's findings: the judge's rulings on what the worker observed of it, then the worker's own.
+        by_call = [(lazy_findings(c.output) if c.output is not None else []) + (ghost_findings(parsed.launches) if i == 0 else [])
+                   + c.findings for i, c in enumerate(parsed.calls)]
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
-            calls = [c.to_dict() for c in parsed.calls]
+            calls = [{**c.to_dict(), "findings": [f.to_dict() for f in found]}
+                     for c, found in zip(parsed.calls, by_call, strict=True)]
             for call in parsed.calls:
                 self._blame_memory(call.error or "")
             self.durations["correctness_gpu_lock_wait_worker"] = parsed.gpu_lock_wait_s
@@ -515,7 +522,7 @@ class Judge:
                 # The kernel worker's own findings stand: what made the outputs unreadable may be one.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h.unreadable}",
-                                          [f for c in parsed.calls for f in c.findings] + parsed.findings)
+                                          [f for found in by_call for f in found] + parsed.findings)
             outcome = CorrectnessOutcome.from_dict(h.outcome)
             outcome.findings += parsed.findings
             digests = parsed.input_digests
@@ -560,8 +567,9 @@ class Judge:
             raise StageFailure("runtime_error", f"timing: the kernel worker's timed loop ended after repetition "
                                                 f"{feed.done} of {len(seeds)}")
         with _untrusted_reply("timing"):
-            h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda")
-        findings = self._in_process("timing", list(h.findings))
+            h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda", sorted(feed.keep))
+        findings = [f for k in h.kept for f in lazy_findings(k.output) + mutation_findings(k)]
+        findings += self._in_process("timing", list(h.findings))
         if beside:
             findings.append(Finding("thread-injection", f"process(es) {sorted(beside)[:5]} of the kernel's worker ran "
                                                         "beside its timed loop (read by the judge from /proc)"))

@@ -26,7 +26,7 @@ import torch
 from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import launch_window, native_audit, residency
 from scorer.checks.catalog import Finding
-from scorer.checks.census import LaunchCensus, ghost_findings, install_census, profile_device_time, stop_counting, warm_profiler
+from scorer.checks.census import LaunchCensus, install_census, observe_launches, profile_device_time, stop_counting, warm_profiler
 from scorer.checks.guard import RuntimeGuard
 from scorer.checks.poison import poison_memory
 from scorer.checks.turns import Turns
@@ -57,7 +57,7 @@ _SHA256 = hashlib.sha256
 _AS_PLAIN = torch.Tensor.as_subclass
 _CLONE = torch.Tensor.clone
 _EQUAL = torch.equal
-_CHECK_OUTPUT = dynamic_checks.check_output_object
+_OBSERVE_OUTPUT = dynamic_checks.observe_output
 _DIGEST = commitment.digest
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _NO_PYTHON_DISPATCH = torch._C._DisableTorchDispatch
@@ -163,10 +163,11 @@ class CallRecord:
     error: str | None = None
     compile_failure: bool = False
     findings: list[Finding] = field(default_factory=list)
+    output: dict[str, Any] | None = None  # what forward returned (replies.OutputObservation)
 
     def meta(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure, "findings": _findings(self.findings)}
+                "compile_failure": self.compile_failure, "findings": _findings(self.findings), "output": self.output}
 
 
 @dataclass
@@ -200,6 +201,7 @@ class KernelRole:
         self.model_cls: type | None = None
         self.model: torch.nn.Module | None = None
         self.census: LaunchCensus | None = None
+        self.launches: dict[str, Any] | None = None  # the first call's census (replies.LaunchObservation)
         self.turns = Turns(frozenset())  # the real one once kernel.py's files are known (load)
         self.draw_dtype = torch.get_default_dtype()
         self.generated_dirs: tuple[str, ...] = ()
@@ -337,7 +339,7 @@ class KernelRole:
             record.error = f"forward() raised on trial '{trial}':\n" + traceback.format_exc()
             record.compile_failure = _is_compile_failure(exc)
             return record
-        record.findings = list(_CHECK_OUTPUT(out))
+        record.output = _OBSERVE_OUTPUT(out)
         with _scorer_ops():
             try:
                 self._sync()
@@ -402,7 +404,7 @@ class KernelRole:
         stop_counting()
         if record.error is None:
             device_kernels = sorted(device_times) if device_times is not None else None
-            record.findings += ghost_findings(self.census, device_kernels)
+            self.launches = observe_launches(self.census, device_kernels)
             record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
                                                 self.census.triton_names + self.census.cuda_names)
             self.first_library_work = monitor.library_work
@@ -475,7 +477,7 @@ class KernelRole:
             self._between_trials()
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
-        header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests,
+        header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests, "launches": self.launches,
                       "findings": _findings(self.guard.check("correctness") + self.turns.take_findings()),
                       **ship_header}
         return header_out, payload
@@ -521,6 +523,7 @@ class KernelRole:
         ask = self.ask
         plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
         findings: list[Finding] = []
+        kept_observed: list[dict[str, Any]] = []  # replies.KeptRepObservation
         # Every timed call runs under the library-call monitor (the first forward ran under it too),
         # and each is judged on its own: a kernel that computes honestly only on the calls it can
         # tell are watched has no unwatched timed call left to fall back on, and its honest calls
@@ -560,9 +563,10 @@ class KernelRole:
             watched_elements.append(_largest_elements(current, shapes))
             if not step(rep, _DIGEST(as_output_list(out))):
                 return None
-            findings.extend(_CHECK_OUTPUT(out))
+            seen = _OBSERVE_OUTPUT(out)
             kept = [_kept(t) for t in as_output_list(out)]
-            findings.extend(self._mutation_of_kept(rep, current, current_seed[0]))
+            kept_observed.append({"rep": rep, "output": seen,
+                                  "changed_inputs": self._changed_inputs(current, current_seed[0])})
             return kept
 
         self._release()
@@ -579,24 +583,18 @@ class KernelRole:
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
-                      "launch_window": _window_since(window_before),
+                      "launch_window": _window_since(window_before), "kept": kept_observed,
                       "findings": _findings(findings), **ship_header}
         return header_out, payload
 
-    def _mutation_of_kept(self, rep: int, args: list[Any], seed: int) -> list[Finding]:
-        """A kept repetition's inputs against the same seed drawn again. The judge says which
-        repetitions are kept only after each returns, so a kernel that writes over its inputs on
-        the calls it cannot see checked meets this check on any of them."""
+    def _changed_inputs(self, args: list[Any], seed: int) -> list[int]:
+        """A kept repetition's inputs that differ bitwise from the same seed drawn again (the judge
+        rules: scorer/judge/rulings/input_hashes.py)."""
         assert self.main is not None
         redrawn = self._inputs(self.main, seed)
         # Tensors only: a drawn object's repr may hold its address, and nothing else is written in place.
-        changed = [i for i, (now, fresh) in enumerate(zip(args, redrawn, strict=True))
-                   if isinstance(fresh, torch.Tensor) and not _unchanged(fresh, now)]
-        del redrawn
-        if not changed:
-            return []
-        return [Finding("input-mutation", f"forward() changed input(s) {changed} during timed repetition {rep} "
-                                          "(its inputs differ from the same seed drawn again)")]
+        return [i for i, (now, fresh) in enumerate(zip(args, redrawn, strict=True))
+                if isinstance(fresh, torch.Tensor) and not _unchanged(fresh, now)]
 
     # --- the judge-clocked batch (scorer/workers/batch.py) -----------------------------------------
     def batch_setup(self, request: KernelBatchSetup, payload: Any) -> tuple[dict[str, Any], Any]:

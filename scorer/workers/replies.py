@@ -5,14 +5,17 @@ read into a frozen dataclass whose every field is checked here (its keys exactly
 the judge decided, finite non-negative numbers), and anything else is a `ReplyViolation`: the
 judge's verdict `protocol-violation`, never a default that stands in for a missing or odd value.
 Findings the worker's in-process checks made travel as `Finding`s of a catalog pattern; the judge
-records them as in-process evidence (docs/SCORER.md, "Who establishes each fact").
+records them as in-process evidence (docs/SCORER.md, "Who establishes each fact"). Where the rule
+is a function of a small observation (the launch census, the output object, inputs changed by a
+kept repetition), the worker sends the observation and the judge rules (scorer/judge/rulings/).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from scorer.checks.catalog import PATTERNS, Finding
 from scorer.gpu.timing import IDLE_CALIBRATION_REPS
@@ -23,6 +26,7 @@ IDLE_DRAINS_AROUND = 2 * IDLE_CALIBRATION_REPS
 _KNOWN_PATTERNS = frozenset(p.id for p in PATTERNS)
 _ERROR_KINDS = frozenset({"compile_error", "runtime_error", "no_kernel", "protocol", "worker_error"})
 _MAX_TEXT = 1 << 20
+T = TypeVar("T")
 
 
 class ReplyViolation(ProtocolViolation):
@@ -83,6 +87,109 @@ def findings(value: Any, what: str) -> list[Finding]:
                                  f"{str(item['severity'])[:20]!r})")
         out.append(Finding(item["pattern"], text(item["evidence"], what, 20000), item["severity"]))
     return out
+
+
+def _each(value: Any, parse: Callable[[Any], T], what: str) -> list[T]:
+    if not isinstance(value, list):
+        raise ReplyViolation(f"{what} must be a list")
+    return [parse(v) for v in value]
+
+
+def _indices(value: Any, what: str) -> list[int]:
+    if not isinstance(value, list) or any(type(i) is not int or i < 0 for i in value):
+        raise ReplyViolation(f"{what} must be a list of indices")
+    return list(value)
+
+
+def _count(value: Any, what: str) -> int:
+    if type(value) is not int or value < 0:
+        raise ReplyViolation(f"{what} must be a non-negative integer, got {value!r}"[:300])
+    return value
+
+
+@dataclass(frozen=True)
+class LaunchObservation:
+    """The first call's launch census as the worker took it (scorer/checks/census.py): the
+    solution's kernels and which of them launched. Ruled in the judge (rulings/launch_census.py)."""
+    triton_defined: list[str]
+    cuda_defined: list[str]
+    triton_in_source: bool
+    triton_launched: dict[str, int]
+    device_kernels: list[str] | None  # the first call's profile (GPU); None where none ran
+
+    @classmethod
+    def parse(cls, value: Any) -> LaunchObservation:
+        if not isinstance(value, dict):
+            raise ReplyViolation("the launch census must be an object")
+        _keys(value, {"triton_defined", "cuda_defined", "triton_in_source", "triton_launched", "device_kernels"},
+              set(), "the launch census")
+        launched = value["triton_launched"]
+        if not isinstance(launched, dict):
+            raise ReplyViolation("the launch census's launches must map kernel names to counts")
+        kernels = value["device_kernels"]
+        return cls(_strings(value["triton_defined"], "triton_defined"), _strings(value["cuda_defined"], "cuda_defined"),
+                   _flag(value["triton_in_source"], "triton_in_source"),
+                   {text(k, "a launched kernel", 4096): _count(v, "a launch count") for k, v in launched.items()},
+                   None if kernels is None else _strings(kernels, "device_kernels"))
+
+
+@dataclass(frozen=True)
+class OutputItem:
+    """One object forward returned, as far as it was read: facts past the first that disqualifies
+    it (not a plain tensor, meta, fake, a null data pointer) are not read, and stay 0/false."""
+    where: str
+    type: str
+    plain: bool
+    device: str
+    fake: bool
+    numel: int
+    null_data: bool
+    storage_bytes: int
+    needed_bytes: int
+
+    @classmethod
+    def parse(cls, value: Any) -> OutputItem:
+        if not isinstance(value, dict):
+            raise ReplyViolation("an output's facts must be an object")
+        _keys(value, {"where", "type", "plain", "device", "fake", "numel", "null_data", "storage_bytes", "needed_bytes"},
+              set(), "an output's facts")
+        return cls(text(value["where"], "an output's place", 64), text(value["type"], "an output's type", 1000),
+                   _flag(value["plain"], "plain"), text(value["device"], "an output's device", 64),
+                   _flag(value["fake"], "fake"), _count(value["numel"], "numel"), _flag(value["null_data"], "null_data"),
+                   _count(value["storage_bytes"], "storage_bytes"), _count(value["needed_bytes"], "needed_bytes"))
+
+
+@dataclass(frozen=True)
+class OutputObservation:
+    """The raw object one call of forward returned (scorer/checks/dynamic.py, observe_output);
+    `error`: reading it raised. Ruled in the judge (rulings/output_object.py)."""
+    items: list[OutputItem]
+    error: str | None
+
+    @classmethod
+    def parse(cls, value: Any) -> OutputObservation:
+        if not isinstance(value, dict):
+            raise ReplyViolation("an output observation must be an object")
+        _keys(value, {"items", "error"}, set(), "an output observation")
+        error = None if value["error"] is None else text(value["error"], "an output observation's error", 1000)
+        return cls(_each(value["items"], OutputItem.parse, "an output observation's items"), error)
+
+
+@dataclass(frozen=True)
+class KeptRepObservation:
+    """A kept timed repetition: its output object, and the inputs that differ bitwise from the same
+    seed drawn again (rulings/output_object.py, rulings/input_hashes.py)."""
+    rep: int
+    output: OutputObservation
+    changed_inputs: list[int]
+
+    @classmethod
+    def parse(cls, value: Any) -> KeptRepObservation:
+        if not isinstance(value, dict):
+            raise ReplyViolation("a kept repetition's observation must be an object")
+        _keys(value, {"rep", "output", "changed_inputs"}, set(), "a kept repetition's observation")
+        return cls(_count(value["rep"], "a kept repetition"), OutputObservation.parse(value["output"]),
+                   _indices(value["changed_inputs"], "a kept repetition's changed inputs"))
 
 
 def _shared(value: Any, what: str) -> dict[str, Any] | None:
@@ -156,18 +263,21 @@ class CallMeta:
     error: str | None
     compile_failure: bool
     findings: list[Finding]
+    output: OutputObservation | None  # None only where forward raised
 
     @classmethod
     def parse(cls, item: Any) -> CallMeta:
         if not isinstance(item, dict):
             raise ReplyViolation("a correctness call record must be an object")
-        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings"}, set(), "a call record")
-        mutated = item["mutated"]
-        if not isinstance(mutated, list) or any(type(i) is not int or i < 0 for i in mutated):
-            raise ReplyViolation("a call record's mutated inputs must be indices")
+        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings", "output"}, set(),
+              "a call record")
         error = None if item["error"] is None else text(item["error"], "a call record's error")
-        return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"), list(mutated), error,
-                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"))
+        if item["output"] is None and error is None:
+            raise ReplyViolation("a call record with no error must observe forward's output")
+        output = None if item["output"] is None else OutputObservation.parse(item["output"])
+        return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"),
+                   _indices(item["mutated"], "a call record's mutated inputs"), error,
+                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"), output)
 
     def to_dict(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
@@ -181,15 +291,14 @@ class CorrectnessReply:
     findings: list[Finding]
     gpu_lock_wait_s: float
     shared: dict[str, Any] | None
+    launches: LaunchObservation
 
     @classmethod
     def parse(cls, header: dict[str, Any], trials: list[str]) -> CorrectnessReply:
         """`trials`: the trial names the judge's request implies, in order; exactly those."""
-        _keys(header, {"ok", "calls", "input_digests", "findings", "gpu_lock_wait_s"}, {"worker_s", "shared"},
-              "the correctness reply")
-        if not isinstance(header["calls"], list):
-            raise ReplyViolation("the correctness reply's calls must be a list")
-        calls = [CallMeta.parse(c) for c in header["calls"]]
+        _keys(header, {"ok", "calls", "input_digests", "findings", "gpu_lock_wait_s", "launches"},
+              {"worker_s", "shared"}, "the correctness reply")
+        calls = _each(header["calls"], CallMeta.parse, "the correctness reply's calls")
         if [c.trial for c in calls] != trials:
             raise ReplyViolation(f"the correctness reply names trials {[c.trial for c in calls][:12]}, "
                                  f"the judge asked for {trials}")
@@ -198,7 +307,8 @@ class CorrectnessReply:
         if len(digests) != seeds:
             raise ReplyViolation(f"the correctness reply has {len(digests)} input digests for {seeds} seeds")
         return cls(calls, digests, findings(header["findings"], "correctness"),
-                   number(header["gpu_lock_wait_s"], "gpu_lock_wait_s"), _shared(header.get("shared"), "correctness"))
+                   number(header["gpu_lock_wait_s"], "gpu_lock_wait_s"), _shared(header.get("shared"), "correctness"),
+                   LaunchObservation.parse(header["launches"]))
 
 
 def correctness_trials(seeds: int, alt_shapes: int) -> list[str]:
@@ -220,12 +330,19 @@ class TimeReply:
     launch_window: dict[str, int]
     findings: list[Finding]
     shared: dict[str, Any] | None
+    kept: list[KeptRepObservation]
 
     @classmethod
-    def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool) -> TimeReply:
-        """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only."""
+    def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool, kept: list[int]) -> TimeReply:
+        """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only; an
+        observation of exactly the `kept` repetitions, in order."""
         _keys(header, {"ok", "timer", "times_ms", "host_times_ms", "event_times_ms", "drain_ms", "idle_drain_ms",
-                       "gate", "gate_ms", "launch_window", "findings"}, {"worker_s", "shared"}, "the timing reply")
+                       "gate", "gate_ms", "launch_window", "findings", "kept"}, {"worker_s", "shared"},
+              "the timing reply")
+        observed = _each(header["kept"], KeptRepObservation.parse, "the timing reply's kept observations")
+        if [k.rep for k in observed] != kept:
+            raise ReplyViolation(f"the timing reply observes repetitions {[k.rep for k in observed][:12]}, "
+                                 f"the judge kept {kept}")
         event_keys = ("event_times_ms", "drain_ms", "idle_drain_ms", "gate_ms")
         if on_gpu:
             counts = dict(zip(event_keys, (repetitions, repetitions, repetitions + IDLE_DRAINS_AROUND, repetitions), strict=True))
@@ -243,7 +360,7 @@ class TimeReply:
         return cls(text(header["timer"], "timer", 64), times(header["times_ms"], repetitions, "times_ms"),
                    times(header["host_times_ms"], repetitions, "host_times_ms"), events["event_times_ms"],
                    events["drain_ms"], events["idle_drain_ms"], text(header["gate"], "gate", 2000), events["gate_ms"],
-                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"))
+                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"), observed)
 
 
 @dataclass(frozen=True)

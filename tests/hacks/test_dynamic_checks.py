@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
 from scorer.checks import dynamic as dc
+from scorer.judge.rulings.output_object import lazy_findings
+from scorer.workers.replies import OutputObservation
 
 
 def _poisoned(shape: tuple[int, ...]) -> torch.Tensor:
@@ -14,15 +18,20 @@ def _poisoned(shape: tuple[int, ...]) -> torch.Tensor:
 
 # --- lazy-evaluation ------------------------------------------------------------------------------
 
+def _lazy(obj):
+    """Observed as the worker observes it, sent as JSON, parsed and ruled on as the judge does."""
+    return lazy_findings(OutputObservation.parse(json.loads(json.dumps(dc.observe_output(obj)))))
+
+
 class _Sub(torch.Tensor):
     pass
 
 
 def test_plain_outputs_accepted() -> None:
     t = torch.randn(4, 5)
-    assert dc.check_output_object(t) == []
-    assert dc.check_output_object((t, t.t())) == []
-    assert dc.check_output_object([t[1:], torch.empty(0)]) == []
+    assert _lazy(t) == []
+    assert _lazy((t, t.t())) == []
+    assert _lazy([t[1:], torch.empty(0)]) == []
 
 
 @pytest.mark.parametrize("make", [
@@ -34,7 +43,7 @@ def test_plain_outputs_accepted() -> None:
     lambda: None,
 ])
 def test_non_plain_outputs_rejected(make) -> None:
-    findings = dc.check_output_object(make())
+    findings = _lazy(make())
     assert findings and all(f.pattern == "lazy-evaluation" for f in findings)
 
 
@@ -43,7 +52,7 @@ def test_hostile_object_is_evidence_not_a_crash() -> None:
         def __getattribute__(self, name):
             raise RuntimeError("boom")
 
-    assert [f.pattern for f in dc.check_output_object(Evil())] == ["lazy-evaluation"]
+    assert [f.pattern for f in _lazy(Evil())] == ["lazy-evaluation"]
 
 
 def test_fake_tensor_rejected() -> None:
@@ -51,7 +60,7 @@ def test_fake_tensor_rejected() -> None:
 
     with FakeTensorMode():
         fake = torch.empty(4)
-    assert [f.pattern for f in dc.check_output_object(fake)] == ["lazy-evaluation"]
+    assert [f.pattern for f in _lazy(fake)] == ["lazy-evaluation"]
 
 
 # --- identity / noop / stale -----------------------------------------------------------------------

@@ -3,8 +3,11 @@
 from scorer.judge.rulings import (
                                   channel,
                                   in_process,
+                                  input_hashes,
                                   judge_clock,
+                                  launch_census,
                                   native_memory,
+                                  output_object,
                                   processes,
                                   protocol,
                                   reference,
@@ -14,5 +17,5 @@ from scorer.judge.rulings import (
                                   static_source,
 )
 
-__all__ = ["channel", "in_process", "judge_clock", "native_memory", "processes", "protocol", "reference",
-           "reported_timing", "roofline", "rubric", "static_source"]
+__all__ = ["channel", "in_process", "input_hashes", "judge_clock", "launch_census", "native_memory", "output_object",
+           "processes", "protocol", "reference", "reported_timing", "roofline", "rubric", "static_source"]

@@ -13,6 +13,7 @@ from scorer.judge.registry import Check, register
 class RuntimeGuard(Check):
     id = "runtime-guard"
     layer = "in-process"
+    worker_findings = True
     patterns = ("timer-patching", "harness-introspection", "thread-injection", "cache-residency")
     what = ("identities of the clock, torch and the scorer's functions, module-table entries and code; audit events "
             "raised by kernel code; threads the kernel started; the device's persisting-L2 state (scorer/checks/guard.py)")
@@ -22,45 +23,24 @@ class RuntimeGuard(Check):
 class LibraryCallMonitor(Check):
     id = "library-call-monitor"
     layer = "in-process"
+    worker_findings = True
     patterns = ("baseline-library-call", "harness-introspection")
     what = "the library work each call of forward asked torch for, against the solution's own (scorer/checks/dynamic.py)"
-
-
-@register
-class LaunchCensus(Check):
-    id = "launch-census"
-    layer = "in-process"
-    patterns = ("ghost-kernel",)
-    what = "the solution's own kernels launched by the first call (scorer/checks/census.py)"
 
 
 @register
 class KernelTurns(Check):
     id = "kernel-turns"
     layer = "in-process"
+    worker_findings = True
     patterns = ("harness-introspection",)
     what = "calls into the kernel's code during the scorer's own steps (scorer/checks/turns.py)"
-
-
-@register
-class OutputObject(Check):
-    id = "output-object"
-    layer = "in-process"
-    patterns = ("lazy-evaluation",)
-    what = "the raw object forward returned: plain tensors with real storage (scorer/checks/dynamic.py)"
-
-
-@register
-class InputHashes(Check):
-    id = "input-hashes"
-    layer = "in-process"
-    patterns = ("input-mutation",)
-    what = "each call's inputs before and after, and kept timed repetitions' inputs against the seed drawn again"
 
 
 @register
 class GpuHold(Check):
     id = "gpu-hold"
     layer = "in-process"
+    worker_findings = True
     patterns = ("timer-patching",)
     what = "the GPU-wide hold before each start event ran in full (scorer/gpu/gate.py)"
