@@ -15,8 +15,9 @@ Severity = Literal["reject", "flag"]
 # outside the kernel's process, the judge's clock, the protocol's counts and commitments);
 # `outside`: read from outside the kernel's process (/proc in the host's namespace);
 # `static`: the source, before anything of it runs;
-# `in-process`: scorer code beside the kernel, bound before it loads; it raises an attack's cost
-# and is never the only layer where another can serve.
+# `in-process`: scorer code beside the kernel, bound before it loads (where the rule is a function
+# of what it observed, it sends the observation and the judge rules: scorer/judge/rulings/); it
+# raises an attack's cost and is never the only layer where another can serve.
 Layer = Literal["judge", "outside", "static", "in-process"]
 
 

@@ -25,13 +25,8 @@ from scorer.checks.poison import PERTURB_BYTES
 from scorer.checks.static import is_denied_name
 from scorer.checks.static import rules as static_rules
 from scorer.checks.work import (
-    DEFAULT_OWN_WORK_SHARE,
     InterpreterWork,
-    WorkShare,
-    calls_findings,
-    device_work,
     op_work,
-    share_findings,
 )
 
 is_fake: Callable[[torch.Tensor], bool] | None
@@ -136,7 +131,8 @@ def _observe_output(obj: Any) -> list[dict[str, Any]]:
         kind = type(item)
         # Each fact only once the earlier ones allow reading it: a proxy's attributes are its code,
         # a meta or fake tensor has no data to point at.
-        fact = {"where": "output" if index is None else f"output {index}", "type": f"{kind.__module__}.{kind.__qualname__}",
+        fact = {"where": "output" if index is None else f"output {index}",
+                "type": f"{kind.__module__}.{kind.__qualname__}"[:1000],
                 "plain": kind is _PLAIN_TENSOR or kind is torch.nn.Parameter, "device": "", "fake": False, "numel": 0,
                 "null_data": False, "storage_bytes": 0, "needed_bytes": 0}
         observed.append(fact)
@@ -536,7 +532,7 @@ _MAX_CALL_FRAMES = 30
 # What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `2 - a` as
 # Tensor.__rsub__, `a[i]` as __getitem__. One operator on a tensor is not a library call (offsets,
 # masks, a scale), so operators are not named one by one; their total size is judged instead
-# (`LibraryCallMonitor.findings`), which a decoy launch cannot hide.
+# (scorer/judge/rulings/library_calls.py), which a decoy launch cannot hide.
 _OPERATOR_METHODS = frozenset({
     "mul", "mul_", "add", "add_", "sub", "sub_", "rsub", "div", "div_", "true_divide", "true_divide_",
     "floor_divide", "floor_divide_", "remainder", "remainder_", "pow", "pow_", "neg", "abs", "eq", "ne",
@@ -549,35 +545,11 @@ _OPERATOR_DUNDERS = frozenset(
     f"__{prefix}{op}__" for op in ("add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "and",
                                     "or", "xor", "lshift", "rshift", "matmul") for prefix in ("", "r", "i")
 ) | {"__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
-# Operator arithmetic in PyTorch over at least this share of the task's largest tensor (summed over
-# forward's operators) is the task's work done by the library, however it is split into pieces:
-# operators are unary or binary, so any computation of the answer from all of an N-element input
-# produces about N elements or more (a pairwise tree alone makes N/2 + N/4 + ...). Half leaves
-# room for honest side arithmetic such as per-block scales (N/16 per operator).
-ARITHMETIC_SHARE = 0.5
-
-
 # Tensor methods that hand a tensor's data to code outside torch (numpy, a Python list, any DLPack
 # consumer). What is computed there is out of every monitor's sight, so the floating-point
 # elements handed over in forward count as library work: numpy's matmul of exported operands is
 # the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
-_HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
-_HOST_EXPORT_KEYS = frozenset(f"torch.Tensor.{name}" for name in _HOST_EXPORTS)
-
-
-def _host_export_findings(work: dict[str, int], data_elements: int) -> list[Finding]:
-    """On a GPU the share is device time, and what the host computes from exported data takes none:
-    there, data handed out of torch is judged against the task's largest tensor instead (an
-    operator-only numpy forward on an H100 passed with its decoy's device time as all the work)."""
-    exported = {key: n for key, n in work.items() if key.split(" ", 1)[0] in _HOST_EXPORT_KEYS}
-    total = sum(exported.values())
-    if not data_elements or total < ARITHMETIC_SHARE * data_elements:
-        return []
-    where = ", ".join(f"{key} {n}" for key, n in sorted(exported.items(), key=lambda kv: -kv[1]))
-    return [Finding("baseline-library-call",
-                    f"forward handed {total} floating-point elements out of torch ({where}), against "
-                    f"{data_elements} in the task's largest tensor: what host code computes from them is no "
-                    "kernel of the solution's and takes no device time; compute it in a kernel")]
+HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
 
 
 def _is_operator(func: Any) -> bool:
@@ -591,7 +563,7 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
     qualname = str(getattr(func, "__qualname__", "") or "")
     module = str(getattr(func, "__module__", "") or "")
     tensor_method = qualname.startswith(("Tensor.", "TensorBase.", "_TensorBase.")) or module == "torch._tensor"
-    if tensor_method and name in _HOST_EXPORTS:
+    if tensor_method and name in HOST_EXPORTS:
         return f"torch.Tensor.{name}"
     if not isinstance(name, str) or name.startswith("__") or name in _OPERATOR_METHODS:
         return None
@@ -629,8 +601,8 @@ def _monitor_mode_class() -> type:
 class LibraryCallMonitor:
     """Records the library work kernel.py's code asked torch for while active (`with monitor:
     forward()`), and the work the solution's own Triton kernels did meanwhile (interpreted runs),
-    in total and for each call it watched (one `with` block is one call); `findings` judges each
-    call's share on its own (scorer/checks/work.py)."""
+    in total and for each call it watched (one `with` block is one call); `observe` sends it to the
+    judge, which judges each call's share on its own (scorer/judge/rulings/library_calls.py)."""
 
     def __init__(self, kernel_files: frozenset[str], policy: Any = None, native_kernels: bool = False,
                  watch_aten: bool = False) -> None:
@@ -801,59 +773,21 @@ class LibraryCallMonitor:
                 self._aten.__exit__(*exc)
         self._note_lingering("after")
 
-    def _share(self, library: dict[str, int], own: int) -> Any:
-        work = WorkShare(own=float(own), library=float(sum(library.values())),
-                         measured=self.own.available and (own > 0 or not self.native_kernels),
-                         by_op={k: float(v) for k, v in library.items()})
-        if own:
-            work.by_kernel["Triton kernels (interpreted)"] = float(own)
-        return work
-
-    def work_share(self, device_times_us: dict[str, float] | None = None,
-                   own_names: list[str] | None = None) -> Any:
-        """Forward's work split into the solution's and the library's, summed over every call
-        watched. With a device profile (GPU) the split is by device time; else by element
-        operations, the solution's counted in Triton's interpreter (not measurable for a compiled
-        kernel or a C++ extension)."""
-        if device_times_us is not None:
-            return device_work(device_times_us, own_names or [])
-        return self._share(self.work, self.own.elements)
-
-    def call_shares(self) -> list[Any]:
-        """One WorkShare per watched call, in the order the calls ran; None for a call that asked
-        the library for no work (work.calls_findings skips it)."""
-        return [self._share(library, own) if library else None for library, own in self.per_call]
-
-    @property
-    def library_work(self) -> int:
-        return sum(self.work.values())
-
-    def findings(self, data_elements: int | Sequence[int] = 0, device_times_us: dict[str, float] | None = None,
-                 own_names: list[str] | None = None, judged_library_work: float = 0.0) -> list[Finding]:
-        """`data_elements`: the task's largest input or output (one figure, or one per call), the
-        yardstick when the solution's own kernels cannot be measured (0: not judged then).
-        `device_times_us`: the profile of the one call watched (GPU), which splits it by device
-        time. `judged_library_work`: library work (element operations) per call already judged on
-        the first call: where the share cannot be measured (compiled kernels after the first
-        call), only library work beyond it is judged. Without a profile each call watched is
-        judged on its own (work.calls_findings)."""
-        threshold = getattr(self.policy, "own_work_share", DEFAULT_OWN_WORK_SHARE)
-        if device_times_us is not None:
-            data = data_elements if isinstance(data_elements, int) else max(data_elements, default=0)
-            found = share_findings(self.work_share(device_times_us, own_names), threshold, data)
-            found += _host_export_findings(self.work, data)
-        else:
-            found = calls_findings(self.call_shares(), threshold, data_elements, judged_library_work)
-        if self.displaced:
-            found.append(Finding("harness-introspection", "the scorer's library-call monitor (a TorchFunctionMode, and "
-                                 "its TorchDispatchMode) was popped or buried under another mode during forward and "
-                                 "not restored"))
-        if self.lingering:
-            seen = ", ".join(f"{name} ({when} a call)" for name, when in self.lingering.items())
-            found.append(Finding("harness-introspection", f"torch mode(s) active outside forward: {seen}; every "
-                                 "operation the scorer does on inputs and outputs between calls (drawing, copying, "
-                                 "comparing, the cache flush) would run through kernel.py's code"))
-        return found
+    def observe(self, data_elements: int | Sequence[int] = 0, device_times_us: dict[str, float] | None = None,
+                own_names: list[str] | None = None) -> dict[str, Any]:
+        """What the monitor saw (replies.LibraryObservation), ruled in the judge
+        (scorer/judge/rulings/library_calls.py): each watched call's library work by op and its own
+        kernels' element operations, sent only for calls that asked the library for work (a batch of
+        thousands of honest calls sends a count). `data_elements`: the task's largest input or
+        output (one figure, or one per call). `device_times_us`: the profile of the one call
+        watched (GPU), which splits it by device time."""
+        return {"calls": len(self.per_call),
+                "library_calls": [{"call": i, "library": dict(library), "own": own}
+                                  for i, (library, own) in enumerate(self.per_call) if library],
+                "own_counted": self.own.available, "native_kernels": self.native_kernels,
+                "data_elements": data_elements if isinstance(data_elements, int) else [int(n) for n in data_elements],
+                "device_times_us": device_times_us, "own_names": list(own_names or []),
+                "displaced": self.displaced, "lingering": dict(self.lingering)}
 
 
 _COPIES = frozenset({"_to_copy", "copy_", "copy", "_copy_from", "_copy_from_and_resize"})

@@ -21,25 +21,22 @@ The share `own / (own + library)` must reach the suite's `[policy] own_work_shar
 the solution's kernels do at least half of forward's work). The finding gives both figures, the
 threshold and the largest library ops, so it can be disputed with numbers.
 
-Every watched call is judged on its own (`calls_findings`), never a sum over calls: the first call,
-each correctness trial, each timed repetition and each call of the judge-clocked batch. Where the
-solution's kernels are compiled and no profile runs (a GPU after the first call), a call's library
-work beyond what the first call's measured share allowed is judged against the task's largest
-tensor instead, the rule for unmeasured own work below.
+Every watched call is judged on its own, never a sum over calls: the first call, each correctness
+trial, each timed repetition and each call of the judge-clocked batch. Where the solution's kernels
+are compiled and no profile runs (a GPU after the first call), a call's library work beyond what
+the first call's measured share allowed is judged against the task's largest tensor instead.
+
+This module counts, in the kernel's worker; the rule (the share, the threshold, the device-time
+split, the findings) runs in the judge on what was counted: scorer/judge/rulings/library_calls.py.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import torch
 
-from scorer.checks.catalog import Finding
 from scorer.gpu.interpreter_bf16 import interpreting
 
 try:
@@ -47,7 +44,6 @@ try:
 except Exception:  # a Triton without its interpreter: the solution's work there is not counted
     interp = None
 
-DEFAULT_OWN_WORK_SHARE = 0.5
 
 # Contractions: cost = multiply-adds, from the operands' shapes.
 _CONTRACTIONS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "einsum", "tensordot",
@@ -56,11 +52,6 @@ _CONTRACTIONS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", 
                            "conv_transpose3d", "scaled_dot_product_attention",
                            # the ATen forms native code reaches (scorer/checks/aten_work.py)
                            "convolution", "_convolution", "_addmm_activation"})
-# Device kernels that are data movement, not maths (GPU profile).
-_DEVICE_GLUE = ("memcpy", "memset", "fill", "copy_", "copykernel", "unrolled_elementwise_kernel<at::native::copy",
-                "direct_copy", "arange", "cat_", "catarraybatched")
-
-
 def _tensors(obj: Any) -> list[torch.Tensor]:
     if isinstance(obj, torch.Tensor):
         return [obj]
@@ -116,98 +107,6 @@ def _multiply_adds(short: str, ins: list[torch.Tensor], outs: list[torch.Tensor]
     operands = [t for t in ins if t.dim() >= 1]
     k = operands[-2].shape[-1] if len(operands) >= 2 else (operands[0].shape[-1] if operands else 1)
     return out_n * int(k)
-
-
-@dataclass
-class WorkShare:
-    """Forward's work split between the solution's kernels and the library (one unit per run)."""
-
-    own: float = 0.0
-    library: float = 0.0
-    unit: str = "floating-point operations"
-    measured: bool = True  # False: the solution's kernels could not be measured here
-    by_op: dict[str, float] = field(default_factory=dict)
-    by_kernel: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def share(self) -> float:
-        total = self.own + self.library
-        return self.own / total if total > 0 else 1.0
-
-
-def share_findings(work: WorkShare, threshold: float, data_elements: int = 0) -> list[Finding]:
-    """baseline-library-call when the library did more of forward's work than the suite allows."""
-    if work.library <= 0:
-        return []
-    ops = ", ".join(f"{k} {_fmt(v)}" for k, v in sorted(work.by_op.items(), key=lambda kv: -kv[1])[:5])
-    if not work.measured:
-        # The solution's own kernels cannot be measured here (a C++ extension on CPU): judge the
-        # library's work against the task's data instead; any computation of the answer from all
-        # of an N-element input costs about N or more.
-        if data_elements > 0 and work.library >= threshold * data_elements:
-            return [Finding("baseline-library-call",
-                            f"library ops inside forward did {_fmt(work.library)} {work.unit}, "
-                            f"{work.library / data_elements:.0%} of the task's largest tensor ({data_elements} "
-                            f"elements; threshold {threshold:.0%}; the solution's own kernels cannot be "
-                            f"measured on this device): {ops}; write it as a kernel")]
-        return []
-    if work.share >= threshold:
-        return []
-    kernels = ", ".join(f"{k} {_fmt(v)}" for k, v in sorted(work.by_kernel.items(), key=lambda kv: -kv[1])[:3])
-    return [Finding("baseline-library-call",
-                    f"the solution's own kernels did {work.share:.1%} of forward's work "
-                    f"(threshold {threshold:.0%}, suite [policy] own_work_share): own {_fmt(work.own)} "
-                    f"{work.unit} ({kernels or 'none counted'}), library {_fmt(work.library)} ({ops}); "
-                    f"write the library's part as a kernel")]
-
-
-def _badness(work: WorkShare, data_elements: int) -> float:
-    """How far the library went, to pick the worst of several calls: the library's share of a
-    measured call, the library's work per element of the task's data where it is not measured."""
-    if work.measured:
-        return 1.0 - work.share
-    return work.library / data_elements if data_elements > 0 else 0.0
-
-
-def calls_findings(calls: Sequence[WorkShare | None], threshold: float, data_elements: Sequence[int] | int = 0,
-                   judged_library_work: float = 0.0) -> list[Finding]:
-    """baseline-library-call judged call by call. Every watched forward is held to the rule on its
-    own: summed over many calls, a kernel that computes honestly on the calls it guesses are watched
-    and lets the library do the work on the others is diluted by its honest calls (one library call
-    in 20 timed repetitions is 5% of the sum), whereas any one of those calls breaks the rule.
-
-    `calls`: one WorkShare per watched call (`LibraryCallMonitor.call_shares`), None for a call that
-    asked the library for no work (it cannot break the rule; a batch of thousands of honest calls
-    is judged without building a share for each). `data_elements`: the
-    task's largest input or output for each call (or one figure for all); `judged_library_work`:
-    library work per call already judged where the share was measured (the first call's profile on
-    a GPU), taken off each call whose own kernels cannot be measured (compiled kernels)."""
-    failing: list[tuple[float, int, list[Finding]]] = []
-    for i, work in enumerate(calls):
-        if work is None:
-            continue
-        if isinstance(data_elements, int):
-            data = data_elements
-        else:
-            data = int(data_elements[i]) if i < len(data_elements) else 0
-        if not work.measured and judged_library_work:
-            work = replace(work, library=max(0.0, work.library - judged_library_work))
-        found = share_findings(work, threshold, data)
-        if found:
-            failing.append((_badness(work, data), i, found))
-    if not failing:
-        return []
-    _, worst, found = max(failing, key=lambda item: (item[0], -item[1]))
-    if len(calls) == 1:
-        return found
-    return [Finding(f.pattern, f"{len(failing)} of {len(calls)} watched calls broke the rule; the worst "
-                               f"(call {worst + 1}): {f.evidence}", f.severity) for f in found]
-
-
-def _fmt(v: float) -> str:
-    if v >= 1e6 or (0 < v < 1e-2):
-        return f"{v:.3g}"
-    return f"{v:.4g}" if not float(v).is_integer() else str(int(v)) if math.isfinite(v) else str(v)
 
 
 # --- own work in Triton's interpreter ----------------------------------------------------------
@@ -291,22 +190,3 @@ class InterpreterWork:
     def __exit__(self, *exc: Any) -> None:
         _COUNTER["active"] -= 1
         self.elements += _COUNTER["elements"] - self._start
-
-
-# --- own work on a GPU: device time --------------------------------------------------------------
-
-def device_work(kernel_times_us: dict[str, float], own_names: list[str]) -> WorkShare:
-    """Split a profile's device kernel time into the solution's kernels and the library's."""
-    work = WorkShare(unit="us of device time")
-    # The census names a kernel by its qualified name ("_make_row_sum.<locals>.kernel" for one a
-    # factory builds); Triton names the compiled kernel by the function's own name ("kernel").
-    bare = [own.rsplit(".", 1)[-1] for own in own_names]
-    for name, us in kernel_times_us.items():
-        low = name.lower()
-        if any(own and re.search(rf"(?<![A-Za-z0-9_]){re.escape(own)}(?![A-Za-z0-9_])", name) for own in bare):
-            work.own += us
-            work.by_kernel[name[:60]] = work.by_kernel.get(name[:60], 0.0) + us
-        elif not any(g in low for g in _DEVICE_GLUE):
-            work.library += us
-            work.by_op[name[:60]] = work.by_op.get(name[:60], 0.0) + us
-    return work

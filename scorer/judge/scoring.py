@@ -40,6 +40,7 @@ from scorer.judge.rep_budget import timed_subset
 from scorer.judge.rep_feed import RepFeed
 from scorer.judge.rulings.input_hashes import mutation_findings
 from scorer.judge.rulings.launch_census import ghost_findings
+from scorer.judge.rulings.library_calls import library_findings, total_library_work
 from scorer.judge.rulings.output_object import lazy_findings
 from scorer.options import ScoreOptions
 from scorer.score import CorrectnessResult, Score, TimingResult
@@ -231,6 +232,7 @@ class Judge:
         self._evidence = registry.Evidence(suite, task, device.type)
         self._channel: outside.ChannelWatch | None = None
         self._call_s: float | None = None  # a correctness call on the judge's clock
+        self._first_library_work = 0  # what the first call asked of the library, judged on it (library_calls.py)
         self._repetitions_cut = ""
         self._memory_note = ""
         self._gpu_key: str | None = None
@@ -486,6 +488,26 @@ class Judge:
             raise ProtocolBroken(stage, f"the worker reported {odd}, which no check in its process can find")
         return findings
 
+    def _judge_calls(self, parsed: replies.CorrectnessReply, alt_overrides: list[Any]) -> list[list[Finding]]:
+        """Each call's findings: the judge's rulings on what the worker observed of it (its output
+        object, the first call's launches, its library work), then the worker's own."""
+        threshold = self.suite.policy.own_work_share
+        first = parsed.calls[0].library
+        self._first_library_work = total_library_work(first) if first is not None else 0
+        by_call = []
+        for i, c in enumerate(parsed.calls):
+            found = lazy_findings(c.output) if c.output is not None else []
+            found += ghost_findings(parsed.launches) if i == 0 else []
+            if c.library is not None and i == 0:
+                found += library_findings(c.library, threshold)
+            elif c.library is not None and c.trial.startswith("alt-"):
+                found += library_findings(c.library, threshold,
+                                          where=f"at the alternative shape {alt_overrides[int(c.trial[4:])]}")
+            elif c.library is not None:
+                found += library_findings(c.library, threshold, self._first_library_work, f"on trial '{c.trial}'")
+            by_call.append(found + c.findings)
+        return by_call
+
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
         prepared, plan = ref.prepare(), ref.plan
         # The worker takes the GPU lock itself, letting go while the kernel compiles (scorer/gpu/compile_gap.py).
@@ -498,9 +520,7 @@ class Judge:
             parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
                                                                                              len(plan.alt_shapes)))
         self._in_process("correctness", parsed.findings + [f for c in parsed.calls for f in c.findings])
-        # Each call's findings: the judge's rulings on what the worker observed of it, then the worker's own.
-        by_call = [(lazy_findings(c.output) if c.output is not None else []) + (ghost_findings(parsed.launches) if i == 0 else [])
-                   + c.findings for i, c in enumerate(parsed.calls)]
+        by_call = self._judge_calls(parsed, [a["overrides"] for a in plan.alt_shapes])
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
             calls = [{**c.to_dict(), "findings": [f.to_dict() for f in found]}
@@ -569,6 +589,7 @@ class Judge:
         with _untrusted_reply("timing"):
             h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda", sorted(feed.keep))
         findings = [f for k in h.kept for f in lazy_findings(k.output) + mutation_findings(k)]
+        findings += library_findings(h.library, self.suite.policy.own_work_share, self._first_library_work, "while timed")
         findings += self._in_process("timing", list(h.findings))
         if beside:
             findings.append(Finding("thread-injection", f"process(es) {sorted(beside)[:5]} of the kernel's worker ran "
@@ -671,9 +692,12 @@ class Judge:
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled.error}")
             with hold_gpu(ref.gpu_key(), shared=True):
                 verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
-            # The kernel worker's own checks of the batch's calls (the library-call monitor's), then
-            # the reference worker's of its outputs; read once the judge's clock has stopped.
-            findings = self._in_process("batch", replies.BatchReply.parse(reply.header).findings)
+            # The judge's ruling on the batch's library work, the kernel worker's own checks, then the
+            # reference worker's of its outputs; read once the judge's clock has stopped.
+            batch = replies.BatchReply.parse(reply.header)
+            findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
+                                        "in the judge-clocked batch")
+            findings += self._in_process("batch", batch.findings)
             findings += [Finding(**f) for f in verdict.findings]
         batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,

@@ -164,10 +164,12 @@ class CallRecord:
     compile_failure: bool = False
     findings: list[Finding] = field(default_factory=list)
     output: dict[str, Any] | None = None  # what forward returned (replies.OutputObservation)
+    library: dict[str, Any] | None = None  # the library-call monitor's view (replies.LibraryObservation)
 
     def meta(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure, "findings": _findings(self.findings), "output": self.output}
+                "compile_failure": self.compile_failure, "findings": _findings(self.findings), "output": self.output,
+                "library": self.library if self.error is None else None}
 
 
 @dataclass
@@ -185,11 +187,6 @@ def _window_since(before: tuple[int, int]) -> dict[str, int]:
     return {"open": opened - before[0], "watched": watched - before[1]}
 
 
-def _where(place: str, findings: list[Finding]) -> list[Finding]:
-    """The monitor's findings with the call they came from in front of their evidence."""
-    return [Finding(f.pattern, f"{place}: {f.evidence}", f.severity) for f in findings]
-
-
 class KernelRole:
     def __init__(self, clock: Clock, ask: Callable[[TimedStep], TimedNext] | None = None) -> None:
         self.clock = clock
@@ -205,7 +202,6 @@ class KernelRole:
         self.turns = Turns(frozenset())  # the real one once kernel.py's files are known (load)
         self.draw_dtype = torch.get_default_dtype()
         self.generated_dirs: tuple[str, ...] = ()
-        self.first_library_work = 0  # element operations the first forward asked of the library
         self.policy = LibraryPolicy()
         self.main: TaskVariant | None = None
         self.alts: list[TaskVariant] = []
@@ -373,9 +369,7 @@ class KernelRole:
                 return fn()
 
         record = self._call(model, args, specs, trial, watched)
-        if record.error is None:
-            record.findings += _where(f"on trial '{trial}'", monitor.findings(
-                _largest_elements(args, (shape for shape, _ in specs)), judged_library_work=self.first_library_work))
+        record.library = monitor.observe(_largest_elements(args, (shape for shape, _ in specs)))
         return record
 
     def _first_call(self, args: list[Any], specs: list[tuple[list[int], torch.dtype]]) -> CallRecord:
@@ -405,9 +399,8 @@ class KernelRole:
         if record.error is None:
             device_kernels = sorted(device_times) if device_times is not None else None
             self.launches = observe_launches(self.census, device_kernels)
-            record.findings += monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
-                                                self.census.triton_names + self.census.cuda_names)
-            self.first_library_work = monitor.library_work
+            record.library = monitor.observe(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                             self.census.triton_names + self.census.cuda_names)
         return record
 
     def correctness(self, request: KernelCorrectness, _payload: Any) -> tuple[dict[str, Any], Any]:
@@ -506,11 +499,8 @@ class KernelRole:
                 return out
 
         record = self._call(model, args, specs, f"alt-{j}", watched)
-        if record.error is None:
-            record.findings += [
-                Finding(f.pattern, f"at the alternative shape {self.alt_overrides[j]}: {f.evidence}", f.severity)
-                for f in monitor.findings(_largest_elements(args, (shape for shape, _ in specs)), device_times,
-                                          self.census.triton_names + self.census.cuda_names)]
+        record.library = monitor.observe(_largest_elements(args, (shape for shape, _ in specs)), device_times,
+                                         self.census.triton_names + self.census.cuda_names)
         return record
 
     def time(self, request: KernelTime, payload: Any) -> tuple[dict[str, Any], Any]:
@@ -574,7 +564,6 @@ class KernelRole:
         with torch.no_grad():
             run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan,
                                self.device, self.clock, on_output, watched)
-        findings += _where("while timed", monitor.findings(watched_elements, judged_library_work=self.first_library_work))
         findings += self.guard.check("timing") + self.turns.take_findings()
         if "INCOMPLETE" in run.gate:
             findings.append(Finding("timer-patching",
@@ -584,6 +573,7 @@ class KernelRole:
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
                       "launch_window": _window_since(window_before), "kept": kept_observed,
+                      "library": monitor.observe(watched_elements),
                       "findings": _findings(findings), **ship_header}
         return header_out, payload
 
@@ -630,8 +620,8 @@ class KernelRole:
         main, seeds, model = self.main, [int(s) for s in request.seeds], self.model
         # Each call of the judge-clocked batch runs under the library-call monitor as a timed call
         # does (the batch's time bounds the reported times, so its work counts as theirs), judged
-        # call by call once the batch is done. That judgement is inside the judge's clock, but it
-        # looks only at the calls that asked the library for work: none for an honest Triton kernel.
+        # call by call in the judge. Its observation is made inside the judge's clock, but it holds
+        # only the calls that asked the library for work: none for an honest Triton kernel.
         monitor = self._monitor()
         elements: list[int] = []
 
@@ -645,9 +635,8 @@ class KernelRole:
         # The monitor's entry and exit are in the kernel's turn with forward: the reference
         # worker's calibration of the per-call bookkeeping (under the same profile) has no monitor.
         batch_mod.run_batch(self.turns.kernel_call(forward), lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
-        findings = _where("in the judge-clocked batch", monitor.findings(
-            elements[0] if elements else 0, judged_library_work=self.first_library_work)) + self.turns.take_findings()
-        reply = {"ok": True, "findings": _findings(findings)}
+        reply = {"ok": True, "findings": _findings(self.turns.take_findings()),
+                 "library": monitor.observe(elements[0] if elements else 0)}
         if self.device.type == "cuda":
             return reply, None
         return reply, {"slabs": self.slabs}

@@ -67,10 +67,10 @@ def _flag(value: Any, what: str) -> bool:
     return value
 
 
-def _strings(value: Any, what: str) -> list[str]:
+def _strings(value: Any, what: str, limit: int = 4096) -> list[str]:
     if not isinstance(value, list):
         raise ReplyViolation(f"{what} must be a list of strings")
-    return [text(v, what, 4096) for v in value]
+    return [text(v, what, limit) for v in value]
 
 
 def findings(value: Any, what: str) -> list[Finding]:
@@ -130,7 +130,7 @@ class LaunchObservation:
         return cls(_strings(value["triton_defined"], "triton_defined"), _strings(value["cuda_defined"], "cuda_defined"),
                    _flag(value["triton_in_source"], "triton_in_source"),
                    {text(k, "a launched kernel", 4096): _count(v, "a launch count") for k, v in launched.items()},
-                   None if kernels is None else _strings(kernels, "device_kernels"))
+                   None if kernels is None else _strings(kernels, "device_kernels", _MAX_TEXT))
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,69 @@ class KeptRepObservation:
         _keys(value, {"rep", "output", "changed_inputs"}, set(), "a kept repetition's observation")
         return cls(_count(value["rep"], "a kept repetition"), OutputObservation.parse(value["output"]),
                    _indices(value["changed_inputs"], "a kept repetition's changed inputs"))
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    """One watched call that asked the library for work: element operations by op, and those its
+    own Triton kernels did (counted in the interpreter)."""
+    call: int
+    library: dict[str, int]
+    own: int
+
+    @classmethod
+    def parse(cls, value: Any) -> LibraryCall:
+        if not isinstance(value, dict):
+            raise ReplyViolation("a watched call's library work must be an object")
+        _keys(value, {"call", "library", "own"}, set(), "a watched call's library work")
+        library = value["library"]
+        if not isinstance(library, dict) or not library:
+            raise ReplyViolation("a watched call's library work must map ops to element operations")
+        return cls(_count(value["call"], "a watched call"),
+                   {text(k, "a library op", 4096): _count(v, "library work") for k, v in library.items()},
+                   _count(value["own"], "own work"))
+
+
+@dataclass(frozen=True)
+class LibraryObservation:
+    """What the library-call monitor saw over the calls it watched (scorer/checks/dynamic.py,
+    `observe`); ruled in the judge (rulings/library_calls.py) with the suite's threshold."""
+    calls: int
+    library_calls: list[LibraryCall]  # only the calls that asked the library for work
+    own_counted: bool  # the interpreter counts the solution's own Triton work here
+    native_kernels: bool  # the solution's kernels are C++/CUDA, whose work nothing counts
+    data_elements: int | list[int]  # the task's largest tensor: one figure, or one per call
+    device_times_us: dict[str, float] | None  # the one watched call's profile (GPU)
+    own_names: list[str]  # the solution's kernels, as the profile names them
+    displaced: bool  # the monitor's modes were popped or buried during forward
+    lingering: dict[str, str]  # modes seen active outside forward -> "before"/"after" a call
+
+    @classmethod
+    def parse(cls, value: Any) -> LibraryObservation:
+        if not isinstance(value, dict):
+            raise ReplyViolation("the library-call observation must be an object")
+        _keys(value, {"calls", "library_calls", "own_counted", "native_kernels", "data_elements", "device_times_us",
+                      "own_names", "displaced", "lingering"}, set(), "the library-call observation")
+        calls = _count(value["calls"], "watched calls")
+        library_calls = _each(value["library_calls"], LibraryCall.parse, "the watched calls' library work")
+        indices = [c.call for c in library_calls]
+        if indices != sorted(set(indices)) or any(i >= calls for i in indices):
+            raise ReplyViolation(f"library work for calls {indices[:12]} of {calls} watched")
+        data = value["data_elements"]
+        elements = _count(data, "data_elements") if type(data) is int else _each(
+            data, lambda n: _count(n, "data_elements"), "data_elements")
+        times_us = value["device_times_us"]
+        if times_us is not None and not isinstance(times_us, dict):
+            raise ReplyViolation("the profile's device times must map kernels to microseconds")
+        lingering = value["lingering"]
+        if not isinstance(lingering, dict) or any(v not in ("before", "after") for v in lingering.values()):
+            raise ReplyViolation("lingering modes must map a mode to 'before' or 'after'")
+        return cls(calls, library_calls, _flag(value["own_counted"], "own_counted"),
+                   _flag(value["native_kernels"], "native_kernels"), elements,
+                   None if times_us is None else {text(k, "a device kernel", _MAX_TEXT): number(v, "device time")
+                                                  for k, v in times_us.items()},
+                   _strings(value["own_names"], "own_names"), _flag(value["displaced"], "displaced"),
+                   {text(k, "a lingering mode", 1000): v for k, v in lingering.items()})
 
 
 def _shared(value: Any, what: str) -> dict[str, Any] | None:
@@ -264,20 +327,25 @@ class CallMeta:
     compile_failure: bool
     findings: list[Finding]
     output: OutputObservation | None  # None only where forward raised
+    library: LibraryObservation | None  # exactly where the call has no error
 
     @classmethod
     def parse(cls, item: Any) -> CallMeta:
         if not isinstance(item, dict):
             raise ReplyViolation("a correctness call record must be an object")
-        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings", "output"}, set(),
+        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings", "output", "library"}, set(),
               "a call record")
         error = None if item["error"] is None else text(item["error"], "a call record's error")
         if item["output"] is None and error is None:
             raise ReplyViolation("a call record with no error must observe forward's output")
+        if (item["library"] is None) != (error is not None):
+            raise ReplyViolation("a call record observes the library's work exactly where it has no error")
         output = None if item["output"] is None else OutputObservation.parse(item["output"])
+        library = None if item["library"] is None else LibraryObservation.parse(item["library"])
         return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"),
                    _indices(item["mutated"], "a call record's mutated inputs"), error,
-                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"), output)
+                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"), output,
+                   library)
 
     def to_dict(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
@@ -331,13 +399,14 @@ class TimeReply:
     findings: list[Finding]
     shared: dict[str, Any] | None
     kept: list[KeptRepObservation]
+    library: LibraryObservation
 
     @classmethod
     def parse(cls, header: dict[str, Any], repetitions: int, on_gpu: bool, kept: list[int]) -> TimeReply:
         """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only; an
         observation of exactly the `kept` repetitions, in order."""
         _keys(header, {"ok", "timer", "times_ms", "host_times_ms", "event_times_ms", "drain_ms", "idle_drain_ms",
-                       "gate", "gate_ms", "launch_window", "findings", "kept"}, {"worker_s", "shared"},
+                       "gate", "gate_ms", "launch_window", "findings", "kept", "library"}, {"worker_s", "shared"},
               "the timing reply")
         observed = _each(header["kept"], KeptRepObservation.parse, "the timing reply's kept observations")
         if [k.rep for k in observed] != kept:
@@ -360,7 +429,8 @@ class TimeReply:
         return cls(text(header["timer"], "timer", 64), times(header["times_ms"], repetitions, "times_ms"),
                    times(header["host_times_ms"], repetitions, "host_times_ms"), events["event_times_ms"],
                    events["drain_ms"], events["idle_drain_ms"], text(header["gate"], "gate", 2000), events["gate_ms"],
-                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"), observed)
+                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"), observed,
+                   LibraryObservation.parse(header["library"]))
 
 
 @dataclass(frozen=True)
@@ -376,8 +446,9 @@ class BatchSetupReply:
 @dataclass(frozen=True)
 class BatchReply:
     findings: list[Finding]
+    library: LibraryObservation
 
     @classmethod
     def parse(cls, header: dict[str, Any]) -> BatchReply:
-        _keys(header, {"ok", "findings"}, {"worker_s"}, "the batch reply")
-        return cls(findings(header["findings"], "batch"))
+        _keys(header, {"ok", "findings", "library"}, {"worker_s"}, "the batch reply")
+        return cls(findings(header["findings"], "batch"), LibraryObservation.parse(header["library"]))

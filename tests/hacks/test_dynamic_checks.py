@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from scorer.checks import dynamic as dc
+from scorer.judge.rulings.library_calls import library_findings
 from scorer.judge.rulings.output_object import lazy_findings
-from scorer.workers.replies import OutputObservation
+from scorer.workers.replies import LibraryObservation, OutputObservation
 
 
 def _poisoned(shape: tuple[int, ...]) -> torch.Tensor:
@@ -475,6 +476,20 @@ def small_host_stats(x):
 '''
 
 
+def _observed(monitor: dc.LibraryCallMonitor, data_elements: int | list[int] = 0,
+              profile: tuple[dict[str, float], list[str]] | None = None) -> LibraryObservation:
+    """The monitor's observation as the worker sends it (with a GPU profile's device times and the
+    solution's kernel names, where given), parsed as the judge does."""
+    observed = monitor.observe(data_elements, *profile) if profile else monitor.observe(data_elements)
+    return LibraryObservation.parse(json.loads(json.dumps(observed)))
+
+
+def _ruled(monitor: dc.LibraryCallMonitor, data_elements: int | list[int] = 0, threshold: float = 0.5,
+           judged: float = 0.0, profile: tuple[dict[str, float], list[str]] | None = None) -> list:
+    """The judge's ruling on it, with the suite's threshold."""
+    return library_findings(_observed(monitor, data_elements, profile), threshold, judged)
+
+
 @pytest.fixture(scope="module")
 def monitored(tmp_path_factory: pytest.TempPathFactory):
     import importlib.util
@@ -494,7 +509,7 @@ def test_monitor_sees_hidden_library_calls(monitored, name: str, op: str) -> Non
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
         getattr(module, name)(torch.randn(4, 8))
-    (f,) = monitor.findings()
+    (f,) = _ruled(monitor)
     assert f.pattern == "baseline-library-call" and op in f.evidence and "kernel.py:" in f.evidence
     assert "0.0% of forward's work" in f.evidence and "threshold 50%" in f.evidence
 
@@ -507,7 +522,7 @@ def test_monitor_counts_no_work_for_glue(monitored) -> None:
         module.row_offsets_int(torch.randn(4, 8))
         module.index_mask(torch.randn(64, 128))  # integer and boolean arithmetic as large as the data
         module.finite_check(torch.randn(64, 128))  # a check on the float data: boolean results only
-    assert monitor.work == {} and monitor.findings() == []
+    assert monitor.work == {} and _ruled(monitor) == []
 
 
 @pytest.mark.parametrize("name", ["operators", "chunked_operators", "pairwise_row_sum"])
@@ -518,7 +533,7 @@ def test_operator_arithmetic_is_library_work(monitored, name: str) -> None:
     with monitor:
         getattr(module, name)(x)
     assert sum(monitor.work.values()) >= x.numel() // 2
-    (f,) = monitor.findings(data_elements=x.numel())
+    (f,) = _ruled(monitor, x.numel())
     assert f.pattern == "baseline-library-call" and "kernel.py:" in f.evidence
 
 
@@ -529,11 +544,11 @@ def test_own_kernel_share_passes_honest_hybrids(monitored) -> None:
     with monitor:
         module.hybrid_bias(x, torch.randn(64))
         module.row_ids_for_triton(x, torch.tensor([3, 0, 5, 8]))
-    share = monitor.work_share()
+    (call,) = _observed(monitor).library_calls
     # swish is four operations an element in the kernel, the bias add one in torch; the row ids
     # are integers (no work) and the gather kernel does two operations an element
-    assert share.own == 4 * x.numel() + 2 * 16 * 64 and share.library == x.numel()
-    assert share.share > 0.8 and monitor.findings() == []
+    assert call.own == 4 * x.numel() + 2 * 16 * 64 and sum(call.library.values()) == x.numel()
+    assert _ruled(monitor) == []
 
 
 def test_decoy_kernel_does_no_work(monitored) -> None:
@@ -542,8 +557,8 @@ def test_decoy_kernel_does_no_work(monitored) -> None:
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
         module.decoy_copy_then_torch(x)
-    assert monitor.work_share().own == 0  # a copy loads and stores, it computes nothing
-    (f,) = monitor.findings()
+    assert [c.own for c in _observed(monitor).library_calls] == [0]  # a copy loads and stores, it computes nothing
+    (f,) = _ruled(monitor)
     assert "0.0% of forward's work" in f.evidence and "sigmoid" in f.evidence
 
 
@@ -555,7 +570,7 @@ def test_threshold_comes_from_the_suite_policy(monitored) -> None:
     strict = dc.LibraryCallMonitor(files, LibraryPolicy(own_work_share=0.9))
     with strict:
         module.hybrid_bias(x, torch.randn(64))
-    (f,) = strict.findings()
+    (f,) = _ruled(strict, threshold=0.9)
     assert "80.0% of forward's work" in f.evidence and "threshold 90%" in f.evidence
 
 
@@ -574,7 +589,7 @@ def test_monitor_ignores_calls_not_made_by_the_kernel(monitored) -> None:
     monitor = dc.LibraryCallMonitor(files)
     with monitor:
         torch.randn(4, 8).softmax(-1)  # this test's own code, not kernel.py
-    assert monitor.findings() == []
+    assert _ruled(monitor) == []
 
 
 # --- library work below the function mode: custom ops' bodies and native code (CPU) -------------
@@ -593,7 +608,7 @@ def test_custom_op_bodies_are_library_work(monitored, name: str) -> None:
     assert sum(monitor.work.values()) >= 2 * x.numel()
     assert all("kernel.py:" in key for key in monitor.work)
     assert sum(v for k, v in monitor.work.items() if k.startswith("aten.")) >= 2 * x.numel()
-    (f,) = monitor.findings(x.numel())
+    (f,) = _ruled(monitor, x.numel())
     assert f.pattern == "baseline-library-call" and "0.0% of forward's work" in f.evidence
     assert not monitor.displaced and not monitor.lingering
 
@@ -606,7 +621,7 @@ def test_native_aten_is_library_work(monitored) -> None:
         module.native_code(x)
     assert set(monitor.work) == {f"aten.sigmoid (kernel.py:{_line(module, 'native_code')})",
                                  f"aten.mul (kernel.py:{_line(module, 'native_code')})"}
-    (f,) = monitor.findings(x.numel())
+    (f,) = _ruled(monitor, x.numel())
     assert "200% of the task's largest tensor" in f.evidence and "aten.sigmoid" in f.evidence
 
 
@@ -623,7 +638,7 @@ def test_honest_custom_ops_and_native_glue_pass(monitored) -> None:
         module.native_glue(x)  # native code that only allocates, copies, views and fills
         module.glue_only(x)
     assert torch.allclose(y, x * torch.sigmoid(x), atol=1e-6)
-    assert monitor.work == {} and monitor.work_share().own == 4 * x.numel() and monitor.findings() == []
+    assert monitor.work == {} and monitor.own.elements == 4 * x.numel() and _ruled(monitor) == []
 
 
 def test_function_mode_calls_are_not_counted_twice(monitored) -> None:
@@ -654,7 +669,7 @@ def test_popping_the_dispatch_mode_is_introspection(monitored) -> None:
     with monitor:
         module.pop_dispatch_mode(torch.randn(4))
     assert monitor.displaced
-    assert any(f.pattern == "harness-introspection" and "TorchDispatchMode" in f.evidence for f in monitor.findings())
+    assert any(f.pattern == "harness-introspection" and "TorchDispatchMode" in f.evidence for f in _ruled(monitor))
 
 
 def test_aten_glue_follows_the_function_modes_rules(monitored) -> None:
@@ -682,7 +697,7 @@ def test_scalar_outputs_are_not_constant_by_construction() -> None:
 
 
 def test_device_time_split_by_kernel_names() -> None:
-    from scorer.checks.work import device_work
+    from scorer.judge.rulings.library_calls import device_work
 
     times = {"_swish_kernel": 80.0, "void at::native::vectorized_elementwise_kernel<4, sigmoid>": 30.0,
              "Memcpy DtoD (Device -> Device)": 50.0, "_k": 5.0, "triton_poi_fused_k_0": 10.0}
@@ -713,18 +728,18 @@ def _gpu_like_calls(module, files, x, dodging: set[int], calls: int = 20, policy
 
 
 def test_one_library_call_among_honest_ones_is_caught_as_on_a_gpu(monitored) -> None:
-    from scorer.checks.work import share_findings
+    from scorer.judge.rulings.library_calls import WorkShare, share_findings
 
     module, files = monitored
     x = torch.randn(64, 128)
     monitor = _gpu_like_calls(module, files, x, dodging={7})
-    shares = monitor.call_shares()
-    assert len(shares) == 20 and not monitor.work_share().measured
-    assert sum(s is not None for s in shares) == 1 and shares[7].library == x.numel()
+    seen = _observed(monitor, [x.numel()] * 20)
+    assert seen.calls == 20 and seen.native_kernels and [c.call for c in seen.library_calls] == [7]
+    assert sum(seen.library_calls[0].library.values()) == x.numel() and seen.library_calls[0].own == 0
     # Summed over the 20 calls (what the timed loop judged before), the honest calls dilute it:
     # N of library work against 20 N elements is under the 50% bar.
-    assert share_findings(monitor.work_share(), 0.5, 20 * x.numel()) == []
-    (f,) = monitor.findings([x.numel()] * 20)
+    assert share_findings(WorkShare(library=float(sum(monitor.work.values())), measured=False), 0.5, 20 * x.numel()) == []
+    (f,) = _ruled(monitor, [x.numel()] * 20)
     assert f.pattern == "baseline-library-call"
     assert "1 of 20 watched calls" in f.evidence and "(call 8)" in f.evidence and "sigmoid" in f.evidence
 
@@ -735,7 +750,7 @@ def test_the_worst_of_several_dodging_calls_is_reported(monitored) -> None:
     monitor = _gpu_like_calls(module, files, x, dodging={3, 11})
     data = [x.numel()] * 20
     data[11] = x.numel() // 2  # the same library work against less data is the worse call
-    (f,) = monitor.findings(data)
+    (f,) = _ruled(monitor, data)
     assert "2 of 20 watched calls" in f.evidence and "(call 12)" in f.evidence and "200%" in f.evidence
 
 
@@ -745,14 +760,14 @@ def test_library_work_the_first_call_was_allowed_is_allowed_on_every_call(monito
     # A hybrid whose first call's profile allowed its library part: the same part on each later
     # call is not judged again, more than it is.
     honest = _gpu_like_calls(module, files, x, dodging=set(range(20)))
-    assert honest.findings([x.numel()] * 20, judged_library_work=x.numel()) == []
+    assert _ruled(honest, [x.numel()] * 20, judged=x.numel()) == []
     more = dc.LibraryCallMonitor(files, native_kernels=True)
     for i in range(20):
         with more:
             module.computed_getattr(x)
             if i == 5:
                 module.operators(x)  # the library does the task's maths on this call too
-    (f,) = more.findings([x.numel()] * 20, judged_library_work=x.numel())
+    (f,) = _ruled(more, [x.numel()] * 20, judged=x.numel())
     assert "1 of 20 watched calls" in f.evidence and "(call 6)" in f.evidence
 
 
@@ -769,14 +784,15 @@ def test_small_library_calls_pass_on_every_call(monitored) -> None:
                 module.glue_only(x)
                 if monitor is measured:
                     module.hybrid_bias(torch.randn(16, 64), torch.randn(64))  # the kernel's maths, a bias add
-    assert not unmeasured.call_shares()[0].measured and measured.call_shares()[0].measured
-    assert unmeasured.call_shares()[0].library == 3 * x.numel() // 16 + 64
-    assert unmeasured.findings([x.numel()] * 20) == []
-    assert measured.findings([x.numel()] * 20) == []
+    first_unmeasured, first_measured = _observed(unmeasured).library_calls[0], _observed(measured).library_calls[0]
+    assert first_unmeasured.own == 0 and first_measured.own > 0  # own work counted only where interpreted
+    assert sum(first_unmeasured.library.values()) == 3 * x.numel() // 16 + 64
+    assert _ruled(unmeasured, [x.numel()] * 20) == []
+    assert _ruled(measured, [x.numel()] * 20) == []
 
 
 def test_calls_findings_on_the_records_of_a_gpu_timed_loop() -> None:
-    from scorer.checks.work import WorkShare, calls_findings
+    from scorer.judge.rulings.library_calls import WorkShare, calls_findings
 
     n = 1 << 20
     # 100 timed repetitions on a GPU: 97 honest (compiled kernels only, nothing recorded), three
@@ -834,10 +850,10 @@ def test_data_handed_to_numpy_is_library_work(monitored) -> None:
     with monitor:
         module.numpy_row_sum(x)
     assert sum(monitor.work.values()) == x.numel()
-    (f,) = monitor.findings(data_elements=x.numel())
+    (f,) = _ruled(monitor, x.numel())
     assert f.pattern == "baseline-library-call" and "torch.Tensor.__array__ (kernel.py:" in f.evidence
     # On a GPU the share is device time, which the host's numpy takes none of: judged by elements.
-    (g,) = monitor.findings(x.numel(), {"own_kernel": 5.0}, ["own_kernel"])
+    (g,) = _ruled(monitor, x.numel(), profile=({"own_kernel": 5.0}, ["own_kernel"]))
     assert "handed 8192 floating-point elements out of torch" in g.evidence
 
 
@@ -849,4 +865,4 @@ def test_small_or_integer_exports_are_not_library_work(monitored) -> None:
         module.small_host_stats(x)
     assert [key.split(" ")[0] for key in monitor.work] == ["torch.Tensor.tolist"]
     assert sum(monitor.work.values()) == 4  # on CPU, weighed against the own kernels' work
-    assert monitor.findings(x.numel(), {"own_kernel": 5.0}, ["own_kernel"]) == []
+    assert _ruled(monitor, x.numel(), profile=({"own_kernel": 5.0}, ["own_kernel"])) == []

@@ -26,11 +26,12 @@ def test_checks_name_only_catalog_patterns_and_phases_the_judge_rules_at() -> No
 
 def test_the_worker_may_report_only_what_its_own_checks_can_find() -> None:
     reportable = registry.in_process_patterns()
-    assert {"baseline-library-call", "timer-patching", "harness-introspection"} <= reportable
+    assert {"timer-patching", "harness-introspection", "thread-injection", "cache-residency"} <= reportable
     # Observed in the worker and ruled in the judge (scorer/judge/rulings/): the worker sends the
     # observation, so a finding of these from its process is the kernel's word, a protocol violation.
-    assert not reportable & {"ghost-kernel", "lazy-evaluation", "input-mutation", "stream-injection"}
-    assert {"ghost-kernel", "lazy-evaluation", "input-mutation"} <= {
+    assert not reportable & {"ghost-kernel", "lazy-evaluation", "input-mutation", "baseline-library-call",
+                             "stream-injection"}
+    assert {"ghost-kernel", "lazy-evaluation", "input-mutation", "baseline-library-call"} <= {
         p for c in registry.checks() if c.layer == "in-process" and not c.worker_findings for p in c.patterns}
     # What only the judge, the reference worker or the source can establish: never the kernel's word.
     assert not reportable & {"protocol-violation", "identity-kernel", "caching-memoization", "obfuscated-code",

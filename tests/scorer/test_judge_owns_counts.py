@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from scorer.checks.dynamic import LibraryCallMonitor
 from scorer.judge.clock import FLOOR_RATIO, BatchClock, floor_speedup
 from scorer.judge.rep_budget import MIN_REPETITIONS, timed_subset
 from scorer.score import TimingResult
@@ -40,7 +41,8 @@ def test_a_time_below_the_judge_floor_counts_as_the_floor() -> None:
 def _timing_header(**changes):
     header = {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0, 2.0, 3.0], "host_times_ms": [1.0, 2.0, 3.0],
               "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
-              "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": [], "worker_s": 0.5}
+              "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": [], "worker_s": 0.5,
+              "library": LibraryCallMonitor(frozenset()).observe()}
     header.update(changes)
     return header
 
@@ -74,7 +76,7 @@ def test_correctness_replies_name_exactly_the_trials_the_judge_asked_for() -> No
     trials = replies.correctness_trials(2, 1)
     assert trials == ["seed-0", "seed-1", "repeat-0", "refill-0-with-1", "alt-0"]
     call = {"devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False, "findings": [],
-            "output": {"items": [], "error": None}}
+            "output": {"items": [], "error": None}, "library": LibraryCallMonitor(frozenset()).observe()}
     launches = {"triton_defined": ["k"], "cuda_defined": [], "triton_in_source": True, "triton_launched": {"k": 1},
                 "device_kernels": None}
     header = {"ok": True, "calls": [{"trial": t, **call} for t in trials], "input_digests": ["a", "b"],

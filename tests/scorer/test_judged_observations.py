@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from scorer.checks.census import install_census, observe_launches, stop_counting
-from scorer.checks.dynamic import observe_output
+from scorer.checks.dynamic import LibraryCallMonitor, observe_output
 from scorer.judge.rulings.input_hashes import mutation_findings
 from scorer.judge.rulings.launch_census import ghost_findings
 from scorer.judge.rulings.output_object import lazy_findings
@@ -115,10 +115,12 @@ def test_a_launch_census_off_its_schema_is_a_violation(changes: dict[str, Any]) 
 
 def test_a_call_record_must_carry_its_output_observation_unless_forward_raised() -> None:
     call = {"trial": "seed-0", "devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
-            "findings": [], "output": None}
+            "findings": [], "output": None, "library": LibraryCallMonitor(frozenset()).observe()}
     with pytest.raises(ProtocolViolation):
         replies.CallMeta.parse(call)
-    assert replies.CallMeta.parse({**call, "error": "forward() raised"}).output is None
+    assert replies.CallMeta.parse({**call, "error": "forward() raised", "library": None}).output is None
+    with pytest.raises(ProtocolViolation):  # a call that raised has no library work to observe
+        replies.CallMeta.parse({**call, "error": "forward() raised"})
     item = {"where": "output", "type": "torch.Tensor", "plain": True, "device": "cpu", "fake": False, "numel": -4,
             "null_data": False, "storage_bytes": 16, "needed_bytes": 16}
     with pytest.raises(ProtocolViolation):
@@ -134,10 +136,25 @@ def test_a_view_past_its_storage_and_a_null_pointer_are_lazy_in_the_judge() -> N
     assert [f.evidence for f in lazy_findings(null)] == ["output 1 has 4 elements but a null data pointer"]
 
 
+def test_library_work_off_its_schema_is_a_violation() -> None:
+    seen = {**LibraryCallMonitor(frozenset()).observe(), "calls": 1}
+    work = {"call": 0, "library": {"torch.sigmoid (kernel.py:9)": 4096}, "own": 0}
+    assert replies.LibraryObservation.parse({**seen, "library_calls": [work]}).library_calls[0].own == 0
+    for changes in ({"library_calls": [{**work, "call": 1}]},  # a call past those watched
+                    {"library_calls": [work, work]},  # the same call twice
+                    {"library_calls": [{**work, "library": {"torch.sigmoid": -1}}]},
+                    {"library_calls": [{**work, "library": {}}]},  # listed, yet asked the library for nothing
+                    {"lingering": {"Mode": "during"}}, {"data_elements": 1.5}, {"device_times_us": {"k": "fast"}},
+                    {"displaced": None}):
+        with pytest.raises(ProtocolViolation):
+            replies.LibraryObservation.parse({**seen, **changes})
+
+
 def _timing(kept: list[dict[str, Any]]) -> dict[str, Any]:
     return {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0, 2.0, 3.0], "host_times_ms": [1.0, 2.0, 3.0],
             "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
-            "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": kept}
+            "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": kept,
+            "library": LibraryCallMonitor(frozenset()).observe()}
 
 
 def test_inputs_a_kept_repetition_changed_are_input_mutation_in_the_judge() -> None:
@@ -164,6 +181,8 @@ _ATTACKS = Path(__file__).resolve().parents[1] / "hacks" / "attacks"
     ("ghost-kernel/pow_operator_swish.py", "ghost-kernel", "none of the solution's kernels (_swish) launched"),
     ("lazy-evaluation/deferred_subclass.py", "lazy-evaluation", "not a plain torch.Tensor"),
     ("input-mutation/inplace_after_trials.py", "input-mutation", "differ from the same seed drawn again"),
+    ("baseline-library-call/operators_with_decoy_launch.py", "baseline-library-call", "of forward's work"),
+    ("baseline-library-call/watched_call_dodging.py", "baseline-library-call", "on trial 'seed-1': "),
 ])
 def test_the_judge_rules_on_the_workers_observation_end_to_end(judge, attack: str, pattern: str, ruled: str) -> None:
     # The static layer names these attacks on its own; with it off (the fixture), the judge's rulings must.

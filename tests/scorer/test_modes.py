@@ -3,6 +3,8 @@ that are not dense tensors: both let a kernel act inside the scorer's own operat
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -10,8 +12,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from scorer.checks.dynamic import LibraryCallMonitor
 from scorer.checks.modes import lingering_modes
+from scorer.judge.rulings.library_calls import library_findings
 from scorer.workers.device_share import ShareError
 from scorer.workers.reference_role import _outputs_of
+from scorer.workers.replies import LibraryObservation
 
 
 class _Later(TorchDispatchMode):
@@ -36,13 +40,18 @@ def test_modes_on_either_stack_are_named_and_set_default_device_is_not() -> None
     assert lingering_modes() == []
 
 
+def _ruled(monitor: LibraryCallMonitor) -> list:
+    """The monitor's observation, parsed and ruled on as the judge does."""
+    return library_findings(LibraryObservation.parse(json.loads(json.dumps(monitor.observe()))), 0.5)
+
+
 def test_a_mode_left_active_after_forward_is_a_finding_and_one_inside_forward_is_not() -> None:
     x = torch.randn(8)
     inside = LibraryCallMonitor(frozenset({__file__}))
     with inside:
         with _Later():
             torch.sigmoid(x)
-    assert not any("outside forward" in f.evidence for f in inside.findings())
+    assert not any("outside forward" in f.evidence for f in _ruled(inside))
 
     mode = _Later()
     left = LibraryCallMonitor(frozenset({__file__}))
@@ -51,7 +60,7 @@ def test_a_mode_left_active_after_forward_is_a_finding_and_one_inside_forward_is
             mode.__enter__()  # forward enters it and returns with it still on the stack
     finally:
         mode.__exit__(None, None, None)
-    (found,) = [f for f in left.findings() if "outside forward" in f.evidence]
+    (found,) = [f for f in _ruled(left) if "outside forward" in f.evidence]
     assert found.pattern == "harness-introspection" and "_Later (after a call)" in found.evidence
 
 

@@ -6,6 +6,7 @@ from scorer.judge.rulings import (
                                   input_hashes,
                                   judge_clock,
                                   launch_census,
+                                  library_calls,
                                   native_memory,
                                   output_object,
                                   processes,
@@ -17,5 +18,5 @@ from scorer.judge.rulings import (
                                   static_source,
 )
 
-__all__ = ["channel", "in_process", "input_hashes", "judge_clock", "launch_census", "native_memory", "output_object",
-           "processes", "protocol", "reference", "reported_timing", "roofline", "rubric", "static_source"]
+__all__ = ["channel", "in_process", "input_hashes", "judge_clock", "launch_census", "library_calls", "native_memory",
+           "output_object", "processes", "protocol", "reference", "reported_timing", "roofline", "rubric", "static_source"]

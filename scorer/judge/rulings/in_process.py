@@ -20,15 +20,6 @@ class RuntimeGuard(Check):
 
 
 @register
-class LibraryCallMonitor(Check):
-    id = "library-call-monitor"
-    layer = "in-process"
-    worker_findings = True
-    patterns = ("baseline-library-call", "harness-introspection")
-    what = "the library work each call of forward asked torch for, against the solution's own (scorer/checks/dynamic.py)"
-
-
-@register
 class KernelTurns(Check):
     id = "kernel-turns"
     layer = "in-process"
