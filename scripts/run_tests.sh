@@ -10,7 +10,10 @@ export TRITON_INTERPRET=1
 # 23, fresh clone). A file's tests stay on one worker
 # (--dist loadfile), so module-scoped servers, browsers and clusters are started once. The load three
 # bring is what the scorer must stand (its judge clocks read the kernel worker's CPU time, not only the wall).
-.venv/bin/python -m pytest -q -p no:cacheprovider -n "${KA_TEST_WORKERS:-3}" --dist loadfile --durations=25 "$@"
+# --no-loadscope-reorder: files go out dearest first (tests/conftest.py, tests/durations.json), not
+# by how many tests they hold, which sent the three Ray sweeps last.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${KA_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder \
+    --durations=25 "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi
 exit "$rc"
