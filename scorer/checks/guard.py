@@ -96,6 +96,10 @@ _DIRECT_ONLY = frozenset({"exec", "compile", "marshal.loads", "object.__setattr_
 # Frame walking is counted through these wrappers only (logging/collections also call _getframe).
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._current_frames"})
 _FRAME_WRAPPERS = ("inspect.py", "traceback.py")
+# Wrapping a descriptor number in a file object is counted through os.fdopen only: a library that
+# wraps its own pipe (subprocess, a lazy probe torch makes on a first call) opens a descriptor it
+# made itself, not one the kernel reached for.
+_FD_WRAPPERS = ("<frozen os>", os.sep + "os.py")
 _SCORER_ROOT = str(Path(__file__).resolve().parents[2])
 # Frames of these files sit between a kernel and the event it caused without hiding it
 # (threading.Thread.start, inspect.stack, subprocess.run are how a kernel reaches the primitive).
@@ -209,6 +213,8 @@ def _make_hook(rec: _Recorder, getframe: Callable[..., Any]) -> Callable[[str, t
                 wrappers: tuple[str, ...] | None = ()
             elif event in _FRAME_EVENTS:
                 wrappers = _FRAME_WRAPPERS
+            elif event == "open" and args and isinstance(args[0], int):
+                wrappers = _FD_WRAPPERS
             else:
                 wrappers = None
             line = _kernel_line(getframe, rec.kernel_files, stdlib, wrappers)
