@@ -84,7 +84,7 @@ def prune(sweep: str | None = None, *, include_live: bool = False) -> list[str]:
     filters: dict[str, str | list[str] | bool] = {"label": [f"{MANAGED}=1"] + ([f"{SWEEP}={sweep}"] if sweep else [])}
     removed: list[str] = []
     try:
-        for container in client.containers.list(all=True, filters=filters):
+        for container in client.containers.list(all=True, filters=filters, ignore_removed=True):
             owner = container.labels.get(OWNER, "")
             if not include_live and owner and _owner_alive(owner):
                 continue

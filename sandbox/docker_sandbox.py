@@ -323,7 +323,8 @@ class DockerSandbox(Sandbox):
                 client.api.remove_container(self._container_id, force=True)
             else:
                 # The create call may have succeeded on the daemon after we stopped waiting.
-                for c in client.containers.list(all=True, filters={"label": f"{dc.SANDBOX_ID}={self.sandbox_id}"}):
+                for c in client.containers.list(all=True, filters={"label": f"{dc.SANDBOX_ID}={self.sandbox_id}"},
+                                                   ignore_removed=True):
                     c.remove(force=True)
         except docker.errors.NotFound:
             pass

@@ -10,8 +10,8 @@ export TRITON_INTERPRET=1
 # 23, fresh clone). A file's tests stay on one worker
 # (--dist loadfile), so module-scoped servers, browsers and clusters are started once. The load three
 # bring is what the scorer must stand (its judge clocks read the kernel worker's CPU time, not only the wall).
-# --no-loadscope-reorder: files go out dearest first (tests/conftest.py, tests/durations.json), not
-# by how many tests they hold, which sent the three Ray sweeps last.
+# --no-loadscope-reorder: files go out in the order collected, folder by folder, not by how many
+# tests they hold (pytest 826 s against 958 s on the 2-core box, one fresh run each).
 .venv/bin/python -m pytest -q -p no:cacheprovider -n "${KA_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder \
     --durations=25 "$@"
 rc=$?

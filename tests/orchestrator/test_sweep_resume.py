@@ -33,7 +33,7 @@ def _sweep_containers(sweep_dir: Path) -> list[str]:
 
     client = docker.from_env()
     try:
-        found = client.containers.list(all=True, filters={"label": f"{SWEEP}={sweep_label(sweep_dir)}"})
+        found = client.containers.list(all=True, filters={"label": f"{SWEEP}={sweep_label(sweep_dir)}"}, ignore_removed=True)
         return [c.name for c in found]
     finally:
         client.close()

@@ -32,7 +32,7 @@ def managed_containers(**labels: str) -> list:
     client = docker.from_env()
     try:
         wanted = [f"{MANAGED}=1"] + [f"{k}={v}" for k, v in labels.items()]
-        return client.containers.list(all=True, filters={"label": wanted})
+        return client.containers.list(all=True, filters={"label": wanted}, ignore_removed=True)
     finally:
         client.close()
 
