@@ -532,7 +532,17 @@ def _fork_preflight(device: str) -> str:
     return f"workers: started with exec; the fork server's preflight scoring gave {score.verdict}: {(score.error or '')[:300]}"
 
 
-def main() -> None:
+def _fit_part_budgets(spec: str, total_s: float) -> dict[str, float]:
+    """part=seconds,... as a dict, scaled down together where they sum past the whole call's budget, so a
+    smaller --budget-s shortens every part instead of starving the last ones."""
+    budgets = {k: float(v) for k, v in (item.split("=") for item in spec.split(",") if item)}
+    whole = sum(budgets.values())
+    scale = min(1.0, total_s / whole) if whole > 0 else 1.0
+    return {k: v * scale for k, v in budgets.items()}
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, dict[str, float]]:
+    """The run's options and each part's budget in seconds."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/gpu_check")))
     parser.add_argument("--parts", default="ceilings,demo,stability,suites,attacks,clean,pytest,sweep")
@@ -555,11 +565,16 @@ def main() -> None:
                         help="check: everything the GPU record needs in one device call, each part in its own time budget")
     parser.add_argument("--part-budgets", default="", help="part=seconds,...: a part starts no new work past its own "
                         "budget, so a slow part cannot starve the ones after it")
-    args = parser.parse_args()
-    if args.preset:
-        for key, value in PRESETS[args.preset].items():
-            setattr(args, key, value)
-    part_budgets = {k: float(v) for k, v in (item.split("=") for item in args.part_budgets.split(",") if item)}
+    # A preset's values are defaults: a flag given beside it wins (e.g. --budget-s where less device time is left).
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset:
+        parser.set_defaults(**PRESETS[preset])
+    args = parser.parse_args(argv)
+    return args, _fit_part_budgets(args.part_budgets, args.budget_s)
+
+
+def main() -> None:
+    args, part_budgets = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     overall = Budget(time.monotonic() + args.budget_s)
     peaks = dict(DEFAULT_PEAKS)
