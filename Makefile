@@ -28,8 +28,6 @@ demo: install
 	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image
 	$(VENV)/bin/kernelarena sweep examples/demo.toml
 
-test: install
-	# --with: the agents image (Claude Code and Codex CLIs) for the claude-code/codex harness tests.
-	-bash scripts/step.sh docker bash -c 'bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image --with claude-code,codex'
-	-bash scripts/step.sh browser bash scripts/browser_up.sh
+test:
+	bash scripts/test_up.sh
 	bash scripts/ci_checks.sh
