@@ -532,13 +532,26 @@ def _fork_preflight(device: str) -> str:
     return f"workers: started with exec; the fork server's preflight scoring gave {score.verdict}: {(score.error or '')[:300]}"
 
 
+# A part's subprocess starts CUDA, the scorer and its fork server before its first result: on an H100,
+# parts given 30 s each (300 s scaled over eight) all ended killed with nothing (2026-12-07).
+MIN_PART_S = 60.0
+
+
 def _fit_part_budgets(spec: str, total_s: float) -> dict[str, float]:
-    """part=seconds,... as a dict, scaled down together where they sum past the whole call's budget, so a
-    smaller --budget-s shortens every part instead of starving the last ones."""
+    """part=seconds,... as a dict. Where they sum past the whole call's budget, they are scaled down
+    together but none below MIN_PART_S (or its own, if smaller); from the first part that then no longer fits
+    on, the parts get 0 (not run): the order given is the priority."""
     budgets = {k: float(v) for k, v in (item.split("=") for item in spec.split(",") if item)}
     whole = sum(budgets.values())
-    scale = min(1.0, total_s / whole) if whole > 0 else 1.0
-    return {k: v * scale for k, v in budgets.items()}
+    if whole <= total_s or whole <= 0:
+        return budgets
+    scaled = {k: max(min(v, MIN_PART_S), v * total_s / whole) for k, v in budgets.items()}
+    fitted, used = {}, 0.0
+    for k, v in scaled.items():
+        fits = used + v <= total_s and all(fitted.values())
+        fitted[k] = v if fits else 0.0
+        used += fitted[k]
+    return fitted
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, dict[str, float]]:
@@ -584,6 +597,10 @@ def main() -> None:
     for part in args.parts.split(","):
         t0 = time.perf_counter()
         own = part_budgets.get(part)
+        if own == 0.0:
+            report.append(f"{part}: not run (the whole budget, {args.budget_s:.0f} s, leaves it no time)")
+            print(report[-1], flush=True)
+            continue
         budget = overall if own is None else Budget(min(overall.deadline, time.monotonic() + own))
         try:
             if part == "ceilings":
