@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.shared.waiting import wait_until
 
 # scripts/ci_checks.sh builds the sandbox images beside the test run and writes the build's exit
 # status to this file when it ends; a test that needs Docker waits for it.
@@ -19,9 +20,12 @@ def wait_for_images() -> None:
     """Returns once the build has ended (or after IMAGES_WAIT_S): the test's own Docker check then
     skips, or fails where CI is set, if the images are not there. Raising here would end the run."""
     path = os.environ.get(IMAGES_STATUS)
-    deadline = time.monotonic() + IMAGES_WAIT_S
-    while path and not Path(path).exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
+    if not path:
+        return
+    try:
+        wait_until(Path(path).exists, IMAGES_WAIT_S, f"the sandbox images' build ({path})", poll_s=0.5)
+    except AssertionError:
+        pass
 
 
 # A wrapper outside pytest-timeout's, so the wait is not counted in the test's own time limit.
