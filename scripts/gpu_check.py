@@ -527,10 +527,12 @@ def _fork_preflight(device: str) -> str:
     t0 = time.perf_counter()
     score = score_kernel(demo, "row_sum", demo.tasks["row_sum"].solution, device=device, options=_options(device))
     seconds = time.perf_counter() - t0
-    if score.verdict == "passed" and forkserver.last_failure():
+    why = forkserver.last_failure()
+    if score.verdict == "passed" and why:
         # A scoring passes with exec'd workers too: only the server's own record says it forked them.
-        return (f"workers: started with exec, the fork server did not start ({forkserver.last_failure()}); "
-                f"preflight scoring passed in {seconds:.1f} s")
+        # The parts' processes inherit the switch instead of each starting a server that will refuse.
+        os.environ[forkserver.ENV_SWITCH] = "0"
+        return f"workers: started with exec, the fork server did not start ({why}); preflight scoring passed in {seconds:.1f} s"
     if score.verdict == "passed":
         return f"workers: forked by the fork server (preflight scoring passed in {seconds:.1f} s)"
     os.environ[forkserver.ENV_SWITCH] = "0"
