@@ -553,11 +553,11 @@ def _fit_part_budgets(spec: str, total_s: float) -> dict[str, float]:
     if whole <= total_s or whole <= 0:
         return budgets
     scaled = {k: max(min(v, MIN_PART_S), v * total_s / whole) for k, v in budgets.items()}
-    fitted, used = {}, 0.0
+    fitted, used = dict.fromkeys(budgets, 0.0), 0.0
     for k, v in scaled.items():
-        fits = used + v <= total_s and all(fitted.values())
-        fitted[k] = v if fits else 0.0
-        used += fitted[k]
+        if used + v > total_s:
+            break
+        fitted[k], used = v, used + v
     return fitted
 
 
