@@ -590,7 +590,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, dict[
     if preset:
         parser.set_defaults(**PRESETS[preset])
     args = parser.parse_args(argv)
-    return args, _fit_part_budgets(args.part_budgets, args.budget_s)
+    try:
+        return args, _fit_part_budgets(args.part_budgets, args.budget_s)
+    except ValueError:
+        parser.error(f"--part-budgets {args.part_budgets!r}: give part=seconds,... (e.g. suites=175,attacks=70)")
 
 
 def main() -> None:

@@ -36,3 +36,10 @@ def test_a_small_budget_leaves_out_the_last_parts_instead_of_starving_all() -> N
 def test_budgets_within_the_whole_are_kept() -> None:
     _, parts = parse_args(["--budget-s", "600", "--part-budgets", "suites=100,attacks=50"])
     assert parts == {"suites": 100.0, "attacks": 50.0}
+
+
+def test_a_malformed_part_budget_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--part-budgets", "suites"])
+    assert exit_info.value.code == 2
+    assert "give part=seconds" in capsys.readouterr().err
