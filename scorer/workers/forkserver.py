@@ -19,6 +19,7 @@ with exec as before; KERNELARENA_FORKSERVER=0 turns it off.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -311,8 +312,10 @@ def _set_up_child(request: dict[str, Any], fds: list[int], control: socket.socke
 
 def _cuda_touched() -> str | None:
     """Why this process must not fork workers: a child of a process that has started the CUDA
-    driver cannot use CUDA. Importing torch and triton does not start it; anything that did (a
-    device query at import, say) shows as the driver library mapped here."""
+    driver cannot use CUDA. Importing torch and triton does not start it, though on a CUDA build
+    they may map the driver's library; what forbids a fork is a driver that cuInit has started,
+    and an unstarted one answers any call with CUDA_ERROR_NOT_INITIALIZED (the test PyTorch uses
+    for its own lazy initialisation, pytorch/pytorch#117043)."""
     try:
         import torch
 
@@ -320,11 +323,30 @@ def _cuda_touched() -> str | None:
             return "CUDA was initialized in the fork server"
     except Exception:
         pass
+    return "the CUDA driver was started in the fork server" if _driver_started() else None
+
+
+_CUDA_ERROR_NOT_INITIALIZED = 3
+
+
+def _driver_started() -> bool:
+    """Whether a CUDA driver mapped in this process answers a call: a library that is not mapped
+    is not loaded here (RTLD_NOLOAD), and a mapped one that cannot be asked counts as started."""
     try:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
-        return None
-    return "the CUDA driver was loaded in the fork server" if "libcuda.so" in maps else None
+        return False
+    paths = sorted({line.split(None, 5)[5].strip() for line in maps.splitlines()
+                    if "/libcuda.so" in line and len(line.split(None, 5)) > 5})
+    for path in paths:
+        try:
+            driver = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            count = ctypes.c_int(0)
+            if driver.cuDeviceGetCount(ctypes.byref(count)) != _CUDA_ERROR_NOT_INITIALIZED:
+                return True
+        except (OSError, AttributeError):
+            return True
+    return False
 
 
 def _end_workers(live: set[int]) -> None:

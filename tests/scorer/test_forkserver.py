@@ -160,3 +160,29 @@ def test_workers_start_with_exec_when_the_server_is_off_or_cannot_start(tmp_path
         assert isinstance(worker.proc, subprocess.Popen)
     assert forkserver._FAILURES == forkserver._MAX_FAILURES and forkserver._SERVER is None
     assert "the fork server did not start" in forkserver.last_failure()  # said, not silent
+
+
+_DRIVER_STAND_IN = """
+#include <stdlib.h>
+int cuDeviceGetCount(int *count) {
+    if (getenv("STAND_IN_STARTED")) { *count = 1; return 0; }   /* CUDA_SUCCESS */
+    return 3;                                                   /* CUDA_ERROR_NOT_INITIALIZED */
+}
+"""
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_mapped_driver_forbids_forks_only_once_it_is_started(tmp_path: Path, started: bool) -> None:
+    """On a CUDA build, importing torch and triton may map libcuda without starting it: the server
+    forks then, and refuses once the driver answers calls. A compiled stand-in for the driver
+    library, mapped into a fresh process as an import would map it."""
+    source = tmp_path / "driver.c"
+    source.write_text(_DRIVER_STAND_IN)
+    library = tmp_path / "libcuda.so.1"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    probe = ("import ctypes, sys; ctypes.CDLL(sys.argv[1]);"
+             "from scorer.workers import forkserver; print(forkserver._cuda_touched())")
+    env = dict(os.environ, **({"STAND_IN_STARTED": "1"} if started else {}))
+    out = subprocess.run([sys.executable, "-c", probe, str(library)], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == ("the CUDA driver was started in the fork server" if started else "None")
