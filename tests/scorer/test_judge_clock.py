@@ -358,3 +358,64 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
         for proc in (sleeper, threaded):
             proc.kill()
             proc.wait()
+
+
+def test_a_cpu_clock_verdict_under_load_is_measured_again() -> None:
+    """CI's false verdicts of 2026-12-07, in figures: honest swish kernels whose timed stage and batch
+    met different bursts of load on the 2-core box (a core 7% of the time over the stage and 80% in
+    the batch; 13% and 9%). Such a verdict is measured again before it stands; one on a quiet
+    machine stands at once."""
+    from scorer.judge.scoring import _loaded_cpu_verdict
+
+    stage_loaded = BatchClock(3, 94.15, 0.175, 2, 0.327, availability=0.80, timed_availability=0.07,
+                              batch_cpu_ms_per_call=24.6, timed_cpu_ms_per_rep=39.7)
+    (found,) = clock_findings([24.86] * 3, stage_loaded, "cpu")
+    assert _loaded_cpu_verdict([found], stage_loaded)
+    both_loaded = BatchClock(3, 618.4, 0.175, 2, 0.327, availability=0.09, timed_availability=0.13)
+    assert _loaded_cpu_verdict(clock_findings([23.47] * 3, both_loaded, "cpu"), both_loaded)
+    quiet = BatchClock(3, 3 * 25.0 + 0.35, 0.175, 2, 0.327, availability=0.97, timed_availability=0.95)
+    forged = clock_findings([25.0 / 8] * 3, quiet, "cpu")
+    assert forged and not _loaded_cpu_verdict(forged, quiet)
+    assert not _loaded_cpu_verdict([], stage_loaded)
+
+
+def test_a_kernel_measured_again_under_load_keeps_only_times_the_judge_saw(demo, monkeypatch) -> None:
+    """End to end on CPU, the scoring pinned to one core beside three processes burning it (each in a
+    session of its own, so the scheduler shares the core four ways): the kernel thread has a quarter
+    of a core, so the judge's clock verdict on the kernel that is fast only for the calls it expects
+    to be timed is measured again. Its second timed stage meets its slow calls too: it is rejected,
+    or its reported times are the slow calls the judge's batch saw, never the fast ones."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from scorer import ScoreOptions
+    from scorer.judge.session import ScoringSession
+    from scorer.workers import forkserver
+
+    cores = os.sched_getaffinity(0)
+    # A fork server of this test's own, started on the pinned core (and closed after it).
+    monkeypatch.setattr(forkserver, "_SERVER", None)
+    monkeypatch.setattr(forkserver, "_FAILURES", 0)
+    monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
+    core = min(cores)
+    os.sched_setaffinity(0, {core})
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(3)]
+    try:
+        kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"
+        with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)) as session:
+            score = session.score(demo, "swish", kernel, device="cpu")
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+        if forkserver._SERVER is not None:
+            forkserver._SERVER.close()
+        os.sched_setaffinity(0, cores)
+    assert score.contention.get("clock_retimed") is True, score.contention
+    assert score.timing is not None
+    if score.verdict == "hack_detected":
+        assert any(h["pattern"] == "timer-patching" for h in score.hacks)
+    else:  # the spin of every call past the ninth: hundreds of ms, where a fast call is about 10
+        assert score.verdict == "passed" and score.timing.kernel_ms > 100, (score.verdict, score.timing)
