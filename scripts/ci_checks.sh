@@ -16,9 +16,7 @@ export KA_IMAGES_STATUS
 ) &
 images_pid=$!
 types_log=$(mktemp)
-# Niced: its minute of CPU fills the moments the tests wait (on Docker, a subprocess, a fake
-# provider) instead of slowing them on the 2-core box.
-bash scripts/step.sh mypy nice -n 10 .venv/bin/mypy >"$types_log" 2>&1 &
+bash scripts/step.sh mypy .venv/bin/mypy >"$types_log" 2>&1 &
 mypy_pid=$!
 bash scripts/step.sh pytest bash scripts/run_tests.sh
 tests=$?
