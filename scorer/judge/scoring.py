@@ -380,7 +380,7 @@ class Judge:
                 score.contention["retimed"] = score.contention["clock_retimed"] = True
                 continue
             break
-        assert best is not None
+        assert best is not None and score.timing is not None
         score.timing.judge_calls = best.calls
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
