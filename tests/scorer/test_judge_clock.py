@@ -380,8 +380,8 @@ def test_a_cpu_clock_verdict_under_load_is_measured_again() -> None:
 
 
 def test_a_kernel_measured_again_under_load_keeps_only_times_the_judge_saw(demo, monkeypatch) -> None:
-    """End to end on CPU, the scoring pinned to one core beside three processes burning it (each in a
-    session of its own, so the scheduler shares the core four ways): the kernel thread has a quarter
+    """End to end on CPU, the scoring pinned to one core beside two processes burning it (each in a
+    session of its own, so the scheduler shares the core three ways): the kernel thread has a third
     of a core, so the judge's clock verdict on the kernel that is fast only for the calls it expects
     to be timed is measured again. Its second timed stage meets its slow calls too: it is rejected,
     or its reported times are the slow calls the judge's batch saw, never the fast ones."""
@@ -401,7 +401,7 @@ def test_a_kernel_measured_again_under_load_keeps_only_times_the_judge_saw(demo,
     monkeypatch.delenv(forkserver.ENV_SWITCH, raising=False)
     core = min(cores)
     os.sched_setaffinity(0, {core})
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(3)]
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(2)]
     try:
         kernel = Path(__file__).parent / "kernels" / "slow_when_untimed.py"
         with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=3)) as session:
