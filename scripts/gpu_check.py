@@ -317,7 +317,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             if r["verdict"] != "passed":
                 # A traceback's last lines name the error; a finding's first line says what it is.
                 error = r["error"].strip()
-                error = error[-300:] if "Traceback" in error else error[:200]
+                error = error[-300:] if "most recent call last" in error else error[:200]
                 extra = f" | {[h['pattern'] for h in r['hacks']]} {error}"
             elif r["flags"]:
                 extra = f" | flags {[f['pattern'] for f in r['flags']]}"

@@ -17,5 +17,10 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 { nvidia-smi; python3 -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name(0))'; } >"$OUT/env.txt" 2>&1
 head -20 "$OUT/env.txt" | grep -E "H200|Driver|^2\." || true
 python3 scripts/gpu_check.py --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu_check.log"
-# Only a few files come back from a device call: everything, logs and per-part JSON, in one archive.
-tar -czf /tmp/gpu_check_results.tar.gz -C "$OUT" --exclude='*.pt' --exclude='*.so' . && mv /tmp/gpu_check_results.tar.gz "$OUT/results.tar.gz"
+# Eight files come back from a device call: everything, logs and per-part JSON, in one archive, and
+# beside it only what is read first (an evening H100 run had fourteen, and the archive, past the
+# eighth by name, stayed behind with the one traceback it needed).
+tar -czf /tmp/gpu_check_results.tar.gz -C "$OUT" --exclude='*.pt' --exclude='*.so' . \
+  && find "$OUT" -mindepth 1 -maxdepth 1 ! -name gpu_check.log ! -name summary.txt ! -name gpu_latest.json \
+       ! -name env.txt -exec rm -rf {} + \
+  && mv /tmp/gpu_check_results.tar.gz "$OUT/results.tar.gz"
