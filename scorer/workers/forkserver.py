@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scorer.checks.native_audit import mapped_objects
+
 ENV_SWITCH = "KERNELARENA_FORKSERVER"
 _PR_SET_DUMPABLE = 4
 _PR_SET_PTRACER = 0x59616D61
@@ -332,12 +334,7 @@ _CUDA_ERROR_NOT_INITIALIZED = 3
 def _driver_started() -> bool:
     """Whether a CUDA driver mapped in this process answers a call: a library that is not mapped
     is not loaded here (RTLD_NOLOAD), and a mapped one that cannot be asked counts as started."""
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-    paths = sorted({line.split(None, 5)[5].strip() for line in maps.splitlines()
-                    if "/libcuda.so" in line and len(line.split(None, 5)) > 5})
+    paths = sorted(p for p in mapped_objects(os.getpid()) if "/libcuda.so" in p)
     for path in paths:
         try:
             driver = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
