@@ -73,14 +73,6 @@ _PR_SET_DUMPABLE = 4
 # counts: each batch is real, verified work, so the fastest is still a bound, while an honest
 # kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
 _BATCH_TRIES = 3
-# A CPU clock verdict reached while the kernel thread had under LOADED_SHARE of a core in its timed
-# stage or its batch is measured once more, timed stage and batch, before it stands: on a shared
-# 2-core box a burst of foreign load falls on one and not the other (CI, 2026-12-07: the honest
-# swish_flat had a core 7% of the time it wanted one over its timed stage and 80% in its batch, and
-# read as a forged clock). A forged clock reads as one again; what the kernel's own checks found
-# in either timed stage counts.
-_CLOCK_TIMINGS = 2
-_LOADED_SHARE = 0.5
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
 
@@ -209,13 +201,6 @@ def _renamed(shipped: tuple[dict[str, Any] | None, Any], names: dict[str, str]) 
         return {names.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d
 
     return rename(shared), rename(payload)
-
-
-def _loaded_cpu_verdict(findings: list[Finding], clock: BatchClock) -> bool:
-    """Whether the judge's clock found a CPU kernel's times forged while the machine's load left its
-    thread under _LOADED_SHARE of a core in the timed stage or the batch (_CLOCK_TIMINGS)."""
-    shares = [s for s in (clock.availability, clock.timed_availability) if s is not None]
-    return any(f.pattern == "timer-patching" for f in findings) and any(s < _LOADED_SHARE for s in shares)
 
 
 def kernel_worker(dirs: WorkerDirs, options: ScoreOptions, device_type: str) -> WorkerProcess:
@@ -362,54 +347,40 @@ class Judge:
             return
         self._settle()
         base_figures, base_clock = baseline
-        for timing in range(_CLOCK_TIMINGS):
-            kernel = self._watched_kernel(worker, ref, score)
-            score.timing = self._timing_result(base_figures, kernel)
-            evidence = self._evidence
-            evidence.timing, evidence.result = kernel, score.timing
-            evidence.environment, evidence.contention = score.environment, score.contention
-            self._record(score, kernel.findings + registry.rule("timing", evidence))
-            if score.hacks:
-                return
-            with self._stage("judge_clock"):
-                best = self._judge_clock(worker, ref, score, kernel)
-            if best is None:
-                return
-            evidence.clock = best
-            if timing + 1 < _CLOCK_TIMINGS and _loaded_cpu_verdict(registry.rule("clock", evidence), best):
-                score.contention["retimed"] = score.contention["clock_retimed"] = True
-                continue
-            break
-        assert best is not None and score.timing is not None
+        kernel = self._watched_kernel(worker, ref, score)
+        score.timing = self._timing_result(base_figures, kernel)
+        evidence = self._evidence
+        evidence.timing, evidence.result = kernel, score.timing
+        evidence.environment, evidence.contention = score.environment, score.contention
+        self._record(score, kernel.findings + registry.rule("timing", evidence))
+        if score.hacks:
+            return
+        times = score.timing.kernel_times_ms
+        with self._stage("judge_clock"):
+            best: BatchClock | None = None
+            for batch in range(_BATCH_TRIES):
+                if batch:
+                    ref.fresh_batch()
+                clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0,
+                                                           kernel.availability, kernel.rep_cpu_ms)
+                self._record(score, batch_findings)
+                if batch_findings:
+                    return
+                best = clock if best is None or clock.bound_ms() < best.bound_ms() else best
+                score.timing.judge_batches = batch + 1
+                if not clock_findings(times, best, self.device.type):
+                    break
+        assert best is not None
         score.timing.judge_calls = best.calls
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
+        evidence.clock = best
         self._record(score, registry.rule("clock", evidence))
         # The speedup never rests on the kernel's own clock alone: its time counts as at least the
         # judge's batch time a call over FLOOR_RATIO, so a forged clock the checks above let through
         # (their slack covers host-bound small kernels) gains at most that factor.
         floor_speedup(score.timing, best)
-
-    def _judge_clock(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
-                     kernel: TimingFigures) -> BatchClock | None:
-        """The fastest of up to _BATCH_TRIES batches (None where a batch itself was a finding)."""
-        assert score.timing is not None
-        times = score.timing.kernel_times_ms
-        best: BatchClock | None = None
-        for batch in range(_BATCH_TRIES):
-            if batch:
-                ref.fresh_batch()
-            clock, batch_findings = self._kernel_batch(worker, ref, score.timing.kernel_ms or 0.0,
-                                                       kernel.availability, kernel.rep_cpu_ms)
-            self._record(score, batch_findings)
-            if batch_findings:
-                return None
-            best = clock if best is None or clock.bound_ms() < best.bound_ms() else best
-            score.timing.judge_batches = batch + 1
-            if not clock_findings(times, best, self.device.type):
-                break
-        return best
 
     def _settle(self) -> None:
         if self.before_timing is not None:
