@@ -53,8 +53,11 @@ class TimingResult:
     # The median gap between the kernel's timed repetitions on the judge's clock, less round trip
     # and inputs (scorer/judge/clock.py, the window check).
     judge_window_ms: float | None = None
-    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO), and
-    # whether it did: the kernel's own median was below it, so the speedup uses the floor.
+    # The kernel thread's CPU time a batch call less inputs and copies, read by the judge (CPU only).
+    judge_cpu_ms: float | None = None
+    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO, and on
+    # a CPU judge_cpu_ms x clock.CPU_FLOOR_SHARE), and whether it did: the kernel's own median was
+    # below it, so the speedup uses the floor.
     judge_floor_ms: float | None = None
     floored: bool = False
     # Why fewer repetitions than planned were timed ("" when all were): the stage's time limit.

@@ -113,11 +113,34 @@ class BatchClock:
 # in its events), so the floor stays below every honest figure seen, while a forged clock gains at
 # most this factor wherever the ratio check's slack lets it through.
 FLOOR_RATIO = 8.0
+# On a CPU the floor is also this share of the kernel thread's CPU time a batch call, less the
+# calibrated cost of drawing its inputs and copying its outputs (`BatchClock.cpu_call_ms`). The
+# scheduler's count is exact and read by the judge; waiting for a core adds none, so unlike the
+# wall clock it does not grow with the box's load, and an honest call on one thread spends at least
+# its CPU time on the wall. A forged clock cannot cut it: its hidden work is CPU time. The share
+# leaves room for a batch whose calls ran slower than the timed ones (caches shared with a busy
+# neighbour, a lower clock speed); CPU_SLACK_MS for what a batch call costs the kernel's worker
+# beyond the reference's calibration: a CI run read the honest swish_cpp_loop_portable's batch at
+# 1.6 ms of CPU a call past the calibration against 0.557 ms reported (under load, 2026-12-07).
+CPU_FLOOR_SHARE = 0.7
+CPU_SLACK_MS = 1.0
+# A reported time below this share of that CPU time (less the slack) is `timer-patching` outright:
+# an honest kernel's timed calls would have had to take less than half the CPU time its batch's took.
+CPU_VERDICT_SHARE = 0.5
+
+
+def cpu_call_ms(clock: BatchClock) -> float | None:
+    """The kernel thread's CPU time a batch call less the calibrated inputs and copies (CPU only)."""
+    if clock.batch_cpu_ms_per_call is None:
+        return None
+    return max(0.0, clock.batch_cpu_ms_per_call - clock.overhead_ms_per_call)
 
 
 def floor_speedup(timing: TimingResult, clock: BatchClock) -> None:
     """Records the floor, and where the kernel's median lies below it, takes the speedup from it."""
-    timing.judge_floor_ms = clock.bound_ms() / FLOOR_RATIO
+    cpu_ms = cpu_call_ms(clock)
+    timing.judge_cpu_ms = cpu_ms
+    timing.judge_floor_ms = max(clock.bound_ms() / FLOOR_RATIO, (cpu_ms or 0.0) * CPU_FLOOR_SHARE - CPU_SLACK_MS)
     if timing.kernel_ms is None or timing.baseline_ms is None or not timing.kernel_ms < timing.judge_floor_ms:
         return
     timing.floored = True
@@ -139,21 +162,45 @@ def reported_ms(times_ms: list[float]) -> float | None:
 
 
 def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -> list[Finding]:
+    """timer-patching where the reported upper quartile is below what the judge measured: on every
+    device, `bound / RATIO - SLACK_MS` of its batch's wall clock; on a CPU also `CPU_VERDICT_SHARE`
+    of the kernel thread's CPU time a batch call (`cpu_call_ms`), which no load inflates.
+
+    On a CPU the wall-clock rule holds only against a time below that CPU time: an honest call on one
+    thread spends at least its CPU time on the wall, so a reported time above it leaves the wall
+    clock's excess to waits for a core, which the timed stage and the batch meet unequally under
+    bursts of load (a fresh-clone CI run rejected two honest swish kernels whose timed stage had a
+    core 7% and 13% of the time it wanted one, their batches 80% and 9%). A forged clock's cut
+    stays below its CPU time at any share of a core above 1 / the cut, where the window check
+    (below) also reads it."""
     kernel_ms = reported_ms(times_ms)
     if kernel_ms is None or kernel_ms != kernel_ms:
         return []
     ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
     bound = clock.bound_ms()
-    allowed = bound / ratio - slack
-    if kernel_ms < allowed:
+    measured = (f"the judge's own clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified "
+                f"calls on fresh inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x "
+                f"{clock.round_trip_ms:.3g} ms round trip{_load_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms "
+                f"a call for inputs and copies")
+    cpu_ms = cpu_call_ms(clock) if device_type == "cpu" else None
+    if cpu_ms is not None and kernel_ms < cpu_ms * CPU_VERDICT_SHARE - CPU_SLACK_MS:
         return [Finding("timer-patching",
-                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the judge's own "
-                        f"clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified calls on fresh "
-                        f"inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x {clock.round_trip_ms:.3g} ms "
-                        f"round trip{_load_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms a call for inputs and "
-                        f"copies; allowed down to "
-                        f"bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms): the reported times are not real")]
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the scheduler "
+                        f"counted {cpu_ms:.4g} ms of CPU time a call on the kernel's thread over its batch (read by "
+                        f"the judge, less inputs and copies; allowed down to x {CPU_VERDICT_SHARE:g} - {CPU_SLACK_MS:g} ms = "
+                        f"{cpu_ms * CPU_VERDICT_SHARE - CPU_SLACK_MS:.4g} ms), and {measured}): the reported times are "
+                        "not real")]
+    allowed = bound / ratio - slack
+    if kernel_ms < allowed and (cpu_ms is None or kernel_ms < cpu_ms):
+        return [Finding("timer-patching",
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but {measured}; "
+                        f"allowed down to bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms"
+                        f"{_cpu_note(cpu_ms)}): the reported times are not real")]
     return []
+
+
+def _cpu_note(cpu_ms: float | None) -> str:
+    return "" if cpu_ms is None else f", and below its thread's CPU time a batch call, {cpu_ms:.4g} ms"
 
 
 def _load_note(clock: BatchClock) -> str:

@@ -358,3 +358,26 @@ def test_a_stage_cpu_reading_counts_work_not_waiting() -> None:
         for proc in (sleeper, threaded):
             proc.kill()
             proc.wait()
+
+
+def test_a_burst_of_load_on_the_timed_stage_alone_is_no_forged_clock() -> None:
+    """CI's false verdict of 2026-12-07 (ci13): honest interpreted swish kernels timed while the box
+    gave their thread a core 7% of the time it wanted one, batched at 80%. Read at the stage's load
+    the batch came to several times their reported times. Their reported times were above the CPU
+    time their batch calls took, which no load inflates: the wall clock's excess was waiting, and
+    the wall-clock rule is not applied. The same clock with a time below that CPU time is still a
+    forgery."""
+    burst = BatchClock(3, 3 * 12.5 + 0.6, 0.3, 2, 1.36, availability=0.8, timed_availability=0.07,
+                       batch_cpu_ms_per_call=10.0, timed_cpu_ms_per_rep=11.0)
+    honest = [30.0] * 3
+    without_cpu = BatchClock(3, 3 * 12.5 + 0.6, 0.3, 2, 1.36, availability=0.8, timed_availability=0.07)
+    (wall_only,) = clock_findings(honest, without_cpu, "cpu")  # the rule as it read before the CPU time
+    assert wall_only.pattern == "timer-patching"
+    assert clock_findings(honest, burst, "cpu") == []
+    (found,) = clock_findings([30.0 / 16] * 3, burst, "cpu")
+    assert found.pattern == "timer-patching" and "the scheduler counted 8.64 ms of CPU time a call" in found.evidence
+    # A time between the CPU-time verdict and the CPU time itself is left to the wall-clock rule.
+    (found,) = clock_findings([6.0] * 3, burst, "cpu")
+    assert "below its thread's CPU time a batch call, 8.64 ms" in found.evidence
+    # On a GPU the host's CPU time is not the kernel's work: the rule is the wall clock's alone.
+    assert clock_findings(honest, burst, "cuda") != []

@@ -105,3 +105,24 @@ def test_nan_from_an_untrusted_sender_is_refused_as_the_frame_is_read(tmp_path) 
         recv_frame(read, trusted=False)
     os.close(read)
     os.close(write)
+
+
+def test_on_a_cpu_the_floor_is_also_the_batch_calls_cpu_time() -> None:
+    """A forged clock cannot cut the CPU time the scheduler counts: on a CPU the kernel's time counts
+    as at least CPU_FLOOR_SHARE of its batch calls' CPU time (less the calibration and the slack),
+    so a clock forged inside the ratio rule's margin gains at most about 1 / CPU_FLOOR_SHARE."""
+    from scorer.judge.clock import CPU_FLOOR_SHARE, CPU_SLACK_MS
+
+    clock = BatchClock(3, 3 * 40.0 + 0.6, 0.3, 2, 2.0, batch_cpu_ms_per_call=38.0)
+    forged = TimingResult(device="cpu", baseline_ms=40.0, kernel_ms=40.0 / 3)
+    floor_speedup(forged, clock)
+    assert forged.judge_cpu_ms == pytest.approx(36.0)
+    assert forged.floored and forged.judge_floor_ms == pytest.approx(36.0 * CPU_FLOOR_SHARE - CPU_SLACK_MS)
+    assert forged.speedup == pytest.approx(40.0 / forged.judge_floor_ms) and forged.speedup < 1.7
+    honest = TimingResult(device="cpu", baseline_ms=40.0, kernel_ms=36.5, speedup=40.0 / 36.5)
+    floor_speedup(honest, clock)
+    assert not honest.floored and honest.speedup == pytest.approx(40.0 / 36.5)
+    # Without the scheduler's count (a GPU) the floor is the batch's wall time over FLOOR_RATIO.
+    gpu = TimingResult(device="cuda", baseline_ms=40.0, kernel_ms=40.0 / 3)
+    floor_speedup(gpu, BatchClock(3, 3 * 40.0 + 0.6, 0.3, 2, 2.0))
+    assert gpu.judge_cpu_ms is None and not gpu.floored
