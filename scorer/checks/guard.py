@@ -447,7 +447,8 @@ class RuntimeGuard:
     def _audit(self, phase: str, seen: dict[str, Any]) -> None:
         for event, detail, line in list(_RECORDER.events):
             if self._first(("audit", event, detail, line)):
-                seen["audit"].append({"event": event, "detail": detail[:_LABEL], "line": line, "phase": phase})
+                # A frame can be at no line (f_lineno None); the observation still counts.
+                seen["audit"].append({"event": event, "detail": detail[:_LABEL], "line": line or 0, "phase": phase})
         if _RECORDER.dropped and self._first(("audit-dropped",)):
             seen["audit_dropped"] = _RECORDER.dropped
 
