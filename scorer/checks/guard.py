@@ -1,15 +1,17 @@
 """In-process runtime guard armed in the kernel worker right before kernel.py is imported.
 
-Three kinds of evidence, reported by `check(phase)` after each phase:
+It observes, and `check(phase)` reports after each phase what it has not reported before (the
+wire form of replies.GuardObservation); the judge rules on it (scorer/judge/rulings/runtime_guard.py):
 
 * identity of everything the worker's measurement and result channel rely on (clock, CUDA
   events, synchronize, the scorer's own functions, the torch/stdlib functions the worker uses to
-  copy and send outputs): a changed object is `timer-patching`, naming the attribute;
+  copy and send outputs), the scorer's module-table entries and its functions' code;
 * Python threads started since `arm()` and still alive, and (CPU runs) native threads that are
-  not torch's own pool: `thread-injection`;
+  not torch's own pool;
 * audit events raised while the kernel's own code is the caller: frame/gc walking, ctypes,
-  sockets, files outside the worker's directories, imports of the scorer (`harness-introspection`)
-  and processes (`thread-injection`). The hook only records, never blocks.
+  sockets, files outside the worker's directories, imports of the scorer, processes. The hook
+  only records, never blocks;
+* the device's persisting-L2 state (scorer/checks/residency.py).
 
 An audit hook cannot be removed, so one process-wide hook is installed once and forwards to the
 guard that is currently armed; it is written to be cheap for the events it ignores and to do
@@ -37,55 +39,28 @@ from typing import Any
 
 import torch
 
-from scorer.checks.catalog import Finding
 from scorer.checks.native_audit import _trusted_roots as trusted_roots
-from scorer.checks.residency import residency_findings
+from scorer.checks.residency import read_state as read_residency
 from scorer.checks.threads import Origin, native_origin
 
 _GETFRAME = sys._getframe
 _MAX_EVENTS = 64
 _MAX_FRAMES = 40
+# What one observation may hold (replies.py's bounds): a label or detail, a thread's name.
+_LABEL = 1000
+_NAME = 200
 
-# event -> pattern. Everything else returns after one dict lookup.
-_WATCHED: dict[str, str] = {
-    "sys._getframe": "harness-introspection",
-    "sys._current_frames": "harness-introspection",
-    "sys.settrace": "harness-introspection",
-    "sys.setprofile": "harness-introspection",
-    "sys.addaudithook": "harness-introspection",
-    "gc.get_objects": "harness-introspection",
-    "gc.get_referrers": "harness-introspection",
-    "gc.get_referents": "harness-introspection",
-    "ctypes.dlopen": "harness-introspection",
-    "ctypes.dlsym": "harness-introspection",
-    "ctypes.addressof": "harness-introspection",
-    "ctypes.string_at": "harness-introspection",
-    "ctypes.wstring_at": "harness-introspection",
-    "ctypes.cdata": "harness-introspection",
-    "ctypes.cdata/buffer": "harness-introspection",
-    "ctypes.call_function": "harness-introspection",
-    "object.__setattr__": "timer-patching",
-    "object.__delattr__": "timer-patching",
-    "object.__getattr__": "harness-introspection",
-    "open": "harness-introspection",
-    "import": "harness-introspection",
-    "exec": "harness-introspection",
-    "compile": "harness-introspection",
-    "marshal.loads": "harness-introspection",
-    "os.system": "thread-injection",
-    "os.fork": "thread-injection",
-    "os.forkpty": "thread-injection",
-    "os.posix_spawn": "thread-injection",
-    "os.spawn": "thread-injection",
-    "os.exec": "thread-injection",
-    "os.kill": "thread-injection",
-    "subprocess.Popen": "thread-injection",
-    "_thread.start_new_thread": "thread-injection",
-    "socket.__new__": "harness-introspection",
-    "socket.connect": "harness-introspection",
-    "socket.bind": "harness-introspection",
-    "socket.getaddrinfo": "harness-introspection",
-}
+# The audit events watched (the judge says which pattern each is). Everything else returns after one
+# set lookup.
+_WATCHED = frozenset({
+    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "ctypes.dlopen", "ctypes.dlsym",
+    "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata", "ctypes.cdata/buffer",
+    "ctypes.call_function", "object.__setattr__", "object.__delattr__", "object.__getattr__", "open",
+    "import", "exec", "compile", "marshal.loads", "os.system", "os.fork", "os.forkpty", "os.posix_spawn",
+    "os.spawn", "os.exec", "os.kill", "subprocess.Popen", "_thread.start_new_thread", "socket.__new__",
+    "socket.connect", "socket.bind", "socket.getaddrinfo",
+})
 _SENSITIVE_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame",
                               "cr_frame", "ag_frame", "__globals__", "__code__", "__closure__", "f_code"})
 _OWN_PACKAGES = ("scorer", "kernelarena", "orchestrator", "harnesses", "sandbox")
@@ -188,7 +163,7 @@ class _Recorder:
         self.denied_dirs: tuple[str, ...] = ()
         self.own_dir = "\0"
         self.allowed_dirs: tuple[str, ...] = ()
-        self.events: list[tuple[str, str, str, int]] = []
+        self.events: list[tuple[str, str, int]] = []  # (event, detail, line in kernel.py)
         self.dropped = 0
         self.busy = False
 
@@ -204,8 +179,7 @@ def _make_hook(rec: _Recorder, getframe: Callable[..., Any]) -> Callable[[str, t
     own = _OWN_PACKAGES
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        pattern = watched.get(event)
-        if pattern is None or rec.kernel_file is None or rec.busy:
+        if event not in watched or rec.kernel_file is None or rec.busy:
             return
         rec.busy = True
         try:
@@ -224,7 +198,7 @@ def _make_hook(rec: _Recorder, getframe: Callable[..., Any]) -> Callable[[str, t
             if detail is None:
                 return
             if len(rec.events) < _MAX_EVENTS:
-                rec.events.append((pattern, event, detail, line))
+                rec.events.append((event, detail, line))
             else:
                 rec.dropped += 1
         except Exception:
@@ -369,8 +343,7 @@ class RuntimeGuard:
         self._native: dict[str, str] = {}
         self._origins: dict[str, Origin] = {}
         self._roots: tuple[str, ...] | None = None
-        self._reported: set[tuple[str, str]] = set()
-        self._events_seen = 0
+        self._reported: set[tuple[Any, ...]] = set()
         self._armed = False
 
     @property
@@ -430,87 +403,89 @@ class RuntimeGuard:
         except Exception:
             return
 
-    def check(self, phase: str) -> list[Finding]:
-        """Call after each phase (load, correctness, timing); returns new findings."""
+    def check(self, phase: str) -> dict[str, Any]:
+        """Call after each phase (load, correctness, timing): what was observed and not reported
+        before (replies.GuardObservation), each thing once."""
+        seen: dict[str, Any] = {"identity": [], "audit": [], "audit_dropped": 0, "threads": [],
+                                "process_name": self._native.get(str(os.getpid()), "")[:_NAME],
+                                "threads_at_arm": len(self._native), "carve_outs": [], "windows": []}
         if not self._armed:
-            return []
-        findings: list[Finding] = []
-        findings += self._identity_findings(phase)
-        findings += self._audit_findings(phase)
-        findings += self._thread_findings(phase)
-        for f in residency_findings(phase):
-            self._new(f.pattern, f.evidence.split(" after ")[0], f.evidence, findings)
-        return findings
+            return seen
+        self._identity(phase, seen)
+        self._audit(phase, seen)
+        self._threads_started(phase, seen)
+        self._residency(phase, seen)
+        return seen
 
-    def _new(self, pattern: str, key: str, evidence: str, out: list[Finding]) -> None:
-        if (pattern, key) not in self._reported:
-            self._reported.add((pattern, key))
-            out.append(Finding(pattern, evidence))
+    def _first(self, key: tuple[Any, ...]) -> bool:
+        """Whether `key` is observed for the first time (a reply carries each observation once)."""
+        if key in self._reported:
+            return False
+        self._reported.add(key)
+        return True
 
-    def _identity_findings(self, phase: str) -> list[Finding]:
-        out: list[Finding] = []
+    def _identity(self, phase: str, seen: dict[str, Any]) -> None:
+        def changed(kind: str, label: str, was: Any, now: Any) -> None:
+            if self._first((kind, label)):
+                seen["identity"].append({"kind": kind, "label": label[:_LABEL], "phase": phase, "was": _short(was),
+                                         "now": _short(now)})
+
         for watched, original in self._watched:
             try:
                 current = _static_get(watched.owner, watched.name)
             except Exception:
                 current = None
             if current is not original and not _is_torch_rewrap(current, original):
-                self._new("timer-patching", watched.label,
-                          f"{watched.label} was replaced during {phase} (was {_short(original)}, now {_short(current)})",
-                          out)
+                changed("callable", watched.label, original, current)
         for name, module in self._modules.items():
             if sys.modules.get(name) is not module:
-                self._new("timer-patching", f"sys.modules[{name}]",
-                          f"the module table's entry for {name} was replaced during {phase}", out)
+                changed("module-entry", name, module, sys.modules.get(name))
         for label, function, code in self._codes:
             if function.__code__ is not code:
-                self._new("timer-patching", f"{label}.__code__", f"the code of {label} was replaced during {phase}", out)
-        return out
+                changed("code", label, code, function.__code__)
 
-    def _audit_findings(self, phase: str) -> list[Finding]:
-        out: list[Finding] = []
-        name = self.kernel_path.name
-        for pattern, event, detail, line in list(_RECORDER.events):
-            self._new(pattern, f"{event}:{detail}:{line}",
-                      f"{name}:{line}: {detail} (audit event '{event}' raised by the kernel's code during {phase})", out)
-        if _RECORDER.dropped:
-            self._new("harness-introspection", "dropped",
-                      f"{_RECORDER.dropped} further audit events from the kernel's code were not kept", out)
-        return out
+    def _audit(self, phase: str, seen: dict[str, Any]) -> None:
+        for event, detail, line in list(_RECORDER.events):
+            if self._first(("audit", event, detail, line)):
+                # A frame can be at no line (f_lineno None); the observation still counts.
+                seen["audit"].append({"event": event, "detail": detail[:_LABEL], "line": line or 0, "phase": phase})
+        if _RECORDER.dropped and self._first(("audit-dropped",)):
+            seen["audit_dropped"] = _RECORDER.dropped
 
-    def _thread_findings(self, phase: str) -> list[Finding]:
+    def _threads_started(self, phase: str, seen: dict[str, Any]) -> None:
         """Threads alive now that were not at arm() and that the kernel's code started
         (scorer/checks/threads.py: by the code they run, not by their names)."""
-        out: list[Finding] = []
         born = [t for t in threading.enumerate() if t.ident not in self._threads and t.is_alive()]
         kernel_files = _RECORDER.kernel_files
-        new = [t for t in born if not _started_by_scorer(t) and _runs_kernel_code(t, kernel_files)]
-        if new:
-            names = ", ".join(f"{t.name} ({_thread_target(t)})" for t in new[:6])
-            self._new("thread-injection", "python:" + ",".join(sorted(t.name for t in new)),
-                      f"{len(new)} Python thread(s) started by the kernel still alive after {phase}: {names}", out)
-        if not _cuda_initialized():
-            native = _native_threads()
-            own_comm = native.get(str(os.getpid()), "")
-            # Every Python thread is judged above by its code, whoever started it.
-            python_tids = {str(t.native_id) for t in born if t.native_id is not None}
-            fresh = {tid: comm for tid, comm in native.items()
-                     if tid not in self._native and tid not in python_tids
-                     and not comm.lower().startswith(_RUNTIME_THREAD_PREFIXES)}
-            unexplained: dict[str, str] = {}
-            for tid, comm in fresh.items():
-                origin = self._origins.get(tid)
-                if origin is None or origin.kind != "runtime":
-                    origin = self._origins[tid] = native_origin(tid, self._trusted_roots())
-                if origin.kind != "runtime":
-                    unexplained[tid] = f"{comm}: {origin.detail}"
-            if unexplained:
-                shown = "; ".join(sorted(set(unexplained.values()))[:4])
-                self._new("thread-injection", "native:" + ",".join(sorted(unexplained)),
-                          f"{len(unexplained)} native thread(s) appeared after {phase} that are not the runtime's "
-                          f"(by the code on their stacks: {shown}; process is '{own_comm}', "
-                          f"{len(self._native)} threads at arm)", out)
-        return out
+        for t in born:
+            if not _started_by_scorer(t) and _runs_kernel_code(t, kernel_files) and self._first(("python", t.ident)):
+                seen["threads"].append({"kind": "python", "name": t.name[:_NAME], "ident": t.ident,
+                                        "native_id": t.native_id, "runs": _thread_target(t)[:_LABEL], "phase": phase})
+        if _cuda_initialized():
+            return
+        # Every Python thread is judged above by its code, whoever started it.
+        python_tids = {str(t.native_id) for t in born if t.native_id is not None}
+        for tid, comm in _native_threads().items():
+            if tid in self._native or tid in python_tids or comm.lower().startswith(_RUNTIME_THREAD_PREFIXES):
+                continue
+            origin = self._origins.get(tid)
+            if origin is None or origin.kind != "runtime":
+                origin = self._origins[tid] = native_origin(tid, self._trusted_roots())
+            if origin.kind != "runtime" and self._first(("native", tid)):
+                seen["threads"].append({"kind": "native", "name": comm[:_NAME], "ident": None, "native_id": int(tid),
+                                        "runs": origin.detail[:_LABEL], "phase": phase})
+
+    def _residency(self, phase: str, seen: dict[str, Any]) -> None:
+        """The persisting-L2 state, each reading that differs from the settled one sent once."""
+        state = read_residency()
+        if state is None:
+            return
+        carve_out, settled, windows = state
+        if carve_out != settled and self._first(("carve-out", carve_out)):
+            seen["carve_outs"].append({"bytes": carve_out, "settled_bytes": settled, "phase": phase})
+        for stream, (size, hit_prop) in windows.items():
+            if size and self._first(("window", stream, size, hit_prop)):
+                seen["windows"].append({"stream": stream, "bytes": size, "hit_prop": hit_prop, "phase": phase})
 
     def _trusted_roots(self) -> tuple[str, ...]:
         if self._roots is None:

@@ -1,14 +1,15 @@
-"""GPU-side check that nothing keeps data resident in L2 across timed calls.
+"""GPU-side observation of what could keep data resident in L2 across timed calls.
 
 The timer flushes L2 between timed calls by writing a buffer larger than the cache. Lines under a
 persisting access policy window survive that flush (they are evicted last, up to the persisting
 carve-out), so a kernel that sets a window over its inputs reads them from L2 on every timed call.
 After each phase the kernel worker reads back, through the CUDA runtime torch already loaded, the
-device's persisting-L2 limit and the access policy window of the current and default streams;
-a carve-out above what the device reported before the kernel loaded (`settle`, which first asks
-for none: a fresh context on the H200 machine reports 11.25 MiB by default) or any persisting
-window is `cache-residency`. On CPU runs, or where the runtime's entry points
-cannot be found, nothing is checked (the static scan still is).
+device's persisting-L2 limit and the access policy window of the current and default streams,
+beside what the device reported before the kernel loaded (`settle`, which first asks for none: a
+fresh context on the H200 machine reports 11.25 MiB by default). The judge rules on them
+(scorer/judge/rulings/runtime_guard.py): a larger carve-out or any persisting window is
+`cache-residency`. On CPU runs, or where the runtime's entry points cannot be found, nothing is
+read (the static scan still checks).
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import ctypes
 import sys
 from typing import Any
 
-from scorer.checks.catalog import Finding
-
 _CUDA_LIMIT_PERSISTING_L2 = 0x06
 _STREAM_ATTR_ACCESS_POLICY_WINDOW = 1
-_ACCESS_PROPERTY_PERSISTING = 2
+ACCESS_PROPERTY_PERSISTING = 2  # cudaAccessPropertyPersisting
 
 
 def _runtime() -> Any | None:
@@ -73,22 +72,21 @@ def settle() -> int:
     return _BEFORE_KERNEL[0]
 
 
-def residency_findings(phase: str) -> list[Finding]:
+def read_state() -> tuple[int, int, dict[str, tuple[int, int]]] | None:
+    """(the persisting carve-out now, the carve-out settled before the kernel, {stream: (its access
+    policy window's bytes, its hit property)}), or None where no CUDA runtime is live."""
     live = _live_runtime()
     if live is None:
-        return []
+        return None
     torch, lib = live
-    found: list[Finding] = []
     limit = ctypes.c_size_t(0)
-    if lib.cudaDeviceGetLimit(ctypes.byref(limit), _CUDA_LIMIT_PERSISTING_L2) == 0 and limit.value > _BEFORE_KERNEL[0]:
-        found.append(Finding("cache-residency", f"the device's persisting-L2 carve-out was {limit.value} bytes after "
-                                                f"{phase} (cudaLimitPersistingL2CacheSize; {_BEFORE_KERNEL[0]} bytes "
-                                                "before the kernel loaded)"))
+    carve_out = limit.value if lib.cudaDeviceGetLimit(ctypes.byref(limit), _CUDA_LIMIT_PERSISTING_L2) == 0 else _BEFORE_KERNEL[0]
     streams = {"default stream": 0}
     try:
         streams["current stream"] = int(torch.cuda.current_stream().cuda_stream)
     except Exception:
         pass
+    windows: dict[str, tuple[int, int]] = {}
     for label, handle in streams.items():
         # cudaStreamAttrValue: accessPolicyWindow {void* base_ptr; size_t num_bytes; float hitRatio;
         # int hitProp; int missProp} first; the union is at most 64 bytes.
@@ -96,9 +94,5 @@ def residency_findings(phase: str) -> list[Finding]:
         if lib.cudaStreamGetAttribute(ctypes.c_void_p(handle), _STREAM_ATTR_ACCESS_POLICY_WINDOW, value) != 0:
             continue
         raw = bytes(value)
-        num_bytes = int.from_bytes(raw[8:16], "little")
-        hit_prop = int.from_bytes(raw[20:24], "little")
-        if num_bytes and hit_prop == _ACCESS_PROPERTY_PERSISTING:
-            found.append(Finding("cache-residency", f"the {label} carried a persisting L2 access policy window of "
-                                                    f"{num_bytes} bytes after {phase} (cudaStreamSetAttribute)"))
-    return found
+        windows[label] = int.from_bytes(raw[8:16], "little"), int.from_bytes(raw[20:24], "little")
+    return carve_out, _BEFORE_KERNEL[0], windows

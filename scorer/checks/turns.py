@@ -8,6 +8,8 @@ timed region and outside every watched call: a red-team kernel replaced the task
 forward returned it (126x on CPU, no finding). Its variants are endless (the task module's
 globals, a torch function, a tensor method, a finaliser that fires when the scorer frees an input
 set), but they share one trait: Python code of kernel.py runs while it is the scorer's turn.
+The worker notes it and sends what ran in which step (replies.TurnObservation); the judge rules
+(scorer/judge/rulings/kernel_turns.py).
 
 So the scorer's turn notes every call into code from the kernel's files, and every call of a C
 function from an extension module the kernel built (a `load_inline` module's function put where
@@ -35,9 +37,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from scorer.checks.catalog import Finding
-
 _MAX_NOTED = 5
+_MAX_WHAT = 1000  # replies.py's bound on what one note names
 # sys.monitoring on 3.12 and later, else None. Any: the type check targets 3.11, whose sys lacks it.
 _MONITORING: Any = getattr(sys, "monitoring", None)
 _TOOL_NAME = "kernelarena-turns"
@@ -72,6 +73,7 @@ class Turns:
         return cls(frozenset(), (os.path.join(os.sep, "nonexistent", "kernelarena-no-kernel"),))
 
     def _note(self, what: str) -> None:
+        what = what[:_MAX_WHAT]
         if what not in self.noted and len(self.noted) < _MAX_NOTED:
             self.noted[what] = self.step
 
@@ -161,18 +163,11 @@ class Turns:
 
         return call
 
-    def take_findings(self) -> list[Finding]:
-        """A finding for what was noted since the last reply (each reply carries its own)."""
+    def take_observed(self) -> list[dict[str, str]]:
+        """What was noted since the last reply, each note once (replies.TurnObservation)."""
         fresh = list(self.noted.items())[self.reported:]
         self.reported = len(self.noted)
-        if not fresh:
-            return []
-        seen = "; ".join(f"{what} during {step}" for what, step in fresh)
-        return [Finding("harness-introspection",
-                        f"the kernel's code ran in the scorer's own steps, outside forward: {seen}. Work done "
-                        "there (while the scorer draws inputs, copies outputs or flushes the cache) is neither "
-                        "timed nor watched: a patched task module, torch function, tensor method or finaliser "
-                        "runs the kernel's code there")]
+        return [{"what": what, "step": step} for what, step in fresh]
 
 
 class _Monitor:

@@ -37,6 +37,8 @@ _MAX_WARMUP_REPS = 5000
 # stream before each start event instead: only the first launch's latency stays out of the events.
 _SPIN_CYCLES = 40_000  # ~20 us at Hopper clocks
 IDLE_CALIBRATION_REPS = 12  # before and again after the timed repetitions (one more after each)
+# The hold's label where a tallied hold left a program out (ruled in the judge: rulings/gpu_hold.py).
+HOLD_INCOMPLETE = "sm-hold: INCOMPLETE (a program of some hold before a start event did not run)"
 
 
 @dataclass(frozen=True)
@@ -367,7 +369,7 @@ class _Hold:
             return f"spin {_SPIN_CYCLES} cycles on the caller's stream" if self.spin else "none"
         sms = self.gate.sms_used()
         if sms <= 0:
-            return "sm-hold: INCOMPLETE (a program of some hold before a start event did not run)"
+            return HOLD_INCOMPLETE
         return f"sm-hold {self.gate.hold_ns // 1000} us, {self.gate.programs} programs on {sms} SMs"
 
 

@@ -36,6 +36,7 @@ from scorer.workers.protocol import (
 )
 from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, Reply, TimeReply
 from scorer.workers.reference_replies import parse as parse_reply
+from scorer.workers.replies import InProcess
 
 R = TypeVar("R", bound=Reply)
 
@@ -72,6 +73,8 @@ class TimingFigures:
     contended: bool = False  # foreign compute on the device while this stage's clock ran (kernel only)
     availability: float | None = None  # the kernel thread's share of a core while it wanted one (CPU only)
     launch_window: dict[str, int] = field(default_factory=dict)  # Triton launches timed in/out of the window
+    # What the checks beside the kernel observed over its timed stage(s), ruled in the judge (kernel only).
+    observed: list[InProcess] = field(default_factory=list)
 
 
 @dataclass

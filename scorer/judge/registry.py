@@ -4,12 +4,11 @@ the judge rules on what it observed.
 
 A check is one module under scorer/judge/rulings/ that registers a `Check`. The judge gathers
 `Evidence` as the scoring goes and asks the registry at each phase (`rule`); checks whose rules run
-elsewhere (the worker's in-process checks, the reference worker's comparisons, the protocol's
-parsing) register what they are, so the catalog's layers can be checked against them, and the
-in-process findings a worker sends are accepted only for the patterns of the checks registered as
-making their findings there (`worker_findings`). An in-process check without it has the worker send
-a typed observation (scorer/workers/replies.py) and rules on it in its module here. Adding a
-check: one module here, its catalog pattern, its attack kernels in tests/hacks.
+elsewhere (the reference worker's comparisons, the protocol's parsing) register what they are, so
+the catalog's layers can be checked against them. An in-process check observes in the kernel's
+worker, which sends the observation typed (scorer/workers/replies.py), and rules on it in its module
+here: the kernel's process never sends a finding. Adding a check: one module here, its catalog
+pattern, its attack kernels in tests/hacks.
 """
 
 from __future__ import annotations
@@ -20,10 +19,13 @@ from typing import Any, ClassVar, Literal
 from scorer.checks.catalog import Finding, Layer
 from scorer.score import TimingResult
 from scorer.tasks.suites import Suite, Task
+from scorer.workers.replies import InProcess
 
-# When the judge rules: on the source before any worker; after correctness; after the timed stage;
-# after its own clock. Checks with no phase rule elsewhere (listed, not called).
-Phase = Literal["source", "correctness", "timing", "clock"]
+# When the judge rules: on the source before any worker; on the kernel worker's load reply; after
+# correctness; after the timed stage; on each judge-clocked batch's reply; after its own clock.
+# Checks with no phase are listed, not called here: they rule elsewhere, or the judge calls their
+# rule where it parses their observation (scorer/judge/scoring.py).
+Phase = Literal["source", "load", "correctness", "timing", "batch", "clock"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ class Evidence:
     environment: dict[str, Any] = field(default_factory=dict)
     contention: dict[str, Any] = field(default_factory=dict)
     clock: Any = None  # the fastest BatchClock (scorer/judge/clock.py)
+    # What the checks beside the kernel observed over the phase being ruled, one per reply of the
+    # kernel's worker (two timed stages where contention had the kernel timed again).
+    observed: list[InProcess] = field(default_factory=list)
 
 
 class Check:
@@ -58,9 +63,6 @@ class Check:
     patterns: ClassVar[tuple[str, ...]]
     phases: ClassVar[tuple[Phase, ...]] = ()
     what: ClassVar[str]  # what it observes, in a line
-    # Its findings are made in the kernel's worker and arrive made (scorer/judge/rulings/in_process.py);
-    # an in-process check without it sends observations the judge rules on.
-    worker_findings: ClassVar[bool] = False
 
     def judge(self, evidence: Evidence) -> list[Finding]:
         return []
@@ -83,11 +85,6 @@ def checks() -> list[Check]:
 def rule(phase: Phase, evidence: Evidence) -> list[Finding]:
     """Every registered check of this phase, in registration order."""
     return [f for c in _REGISTRY.values() if phase in c.phases for f in c.judge(evidence)]
-
-
-def in_process_patterns() -> frozenset[str]:
-    """The patterns the worker may report as findings it made itself."""
-    return frozenset(p for c in _REGISTRY.values() if c.worker_findings for p in c.patterns)
 
 
 def layers_of(pattern: str) -> set[str]:

@@ -352,6 +352,7 @@ class Judge:
         evidence = self._evidence
         evidence.timing, evidence.result = kernel, score.timing
         evidence.environment, evidence.contention = score.environment, score.contention
+        evidence.observed = kernel.observed
         self._record(score, kernel.findings + registry.rule("timing", evidence))
         if score.hacks:
             return
@@ -477,20 +478,14 @@ class Judge:
             wall.record_descriptors(score.isolation, wall.fd_report(wall.walled_pid(worker.proc.pid),
                                                                     worker.fd_allowance(), loaded=True))
         with _untrusted_reply("load"):
-            self._record(score, self._in_process("load", replies.LoadReply.parse(reply.header).findings))
+            loaded = replies.LoadReply.parse(reply.header)
+        self._evidence.observed = [loaded.observed]
+        self._record(score, registry.rule("load", self._evidence))
         score.isolation["channel"] = "watched" if self._channel is not None and self._channel.readable else "unverified"
-
-    def _in_process(self, stage: str, findings: list[Finding]) -> list[Finding]:
-        """The worker's in-process findings, each of a pattern a registered in-process check can
-        find (scorer/judge/rulings/in_process.py); any other is the kernel's process speaking."""
-        odd = sorted({f.pattern for f in findings} - registry.in_process_patterns())
-        if odd:
-            raise ProtocolBroken(stage, f"the worker reported {odd}, which no check in its process can find")
-        return findings
 
     def _judge_calls(self, parsed: replies.CorrectnessReply, alt_overrides: list[Any]) -> list[list[Finding]]:
         """Each call's findings: the judge's rulings on what the worker observed of it (its output
-        object, the first call's launches, its library work), then the worker's own."""
+        object, the first call's launches, its library work)."""
         threshold = self.suite.policy.own_work_share
         first = parsed.calls[0].library
         self._first_library_work = total_library_work(first) if first is not None else 0
@@ -505,7 +500,7 @@ class Judge:
                                           where=f"at the alternative shape {alt_overrides[int(c.trial[4:])]}")
             elif c.library is not None:
                 found += library_findings(c.library, threshold, self._first_library_work, f"on trial '{c.trial}'")
-            by_call.append(found + c.findings)
+            by_call.append(found)
         return by_call
 
     def _correctness(self, worker: WorkerProcess, ref: ReferenceService) -> CorrectnessOutcome:
@@ -519,7 +514,7 @@ class Judge:
         with _untrusted_reply("correctness"):
             parsed = replies.CorrectnessReply.parse(reply.header, replies.correctness_trials(len(plan.seeds),
                                                                                              len(plan.alt_shapes)))
-        self._in_process("correctness", parsed.findings + [f for c in parsed.calls for f in c.findings])
+        self._evidence.observed = [parsed.observed]  # ruled with the stage's other checks (registry "correctness")
         by_call = self._judge_calls(parsed, [a["overrides"] for a in plan.alt_shapes])
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
@@ -539,12 +534,11 @@ class Judge:
             with hold_gpu(ref.gpu_key(), shared=True):
                 self._ask(worker, "release", KernelRelease(), None, self.options.correctness_s)
             if h.unreadable or h.outcome is None:
-                # The kernel worker's own findings stand: what made the outputs unreadable may be one.
+                # The judge's rulings stand: what made the outputs unreadable may be among them.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
                                           f"the kernel's outputs could not be read: {h.unreadable}",
-                                          [f for found in by_call for f in found] + parsed.findings)
+                                          [f for found in by_call for f in found])
             outcome = CorrectnessOutcome.from_dict(h.outcome)
-            outcome.findings += parsed.findings
             digests = parsed.input_digests
             if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
                 outcome.failure += ("\n(the kernel worker drew other inputs than the reference worker from the same seeds: "
@@ -590,7 +584,6 @@ class Judge:
             h = replies.TimeReply.parse(reply.header, len(seeds), self.device.type == "cuda", sorted(feed.keep))
         findings = [f for k in h.kept for f in lazy_findings(k.output) + mutation_findings(k)]
         findings += library_findings(h.library, self.suite.policy.own_work_share, self._first_library_work, "while timed")
-        findings += self._in_process("timing", list(h.findings))
         if beside:
             findings.append(Finding("thread-injection", f"process(es) {sorted(beside)[:5]} of the kernel's worker ran "
                                                         "beside its timed loop (read by the judge from /proc)"))
@@ -604,7 +597,7 @@ class Judge:
         findings += [Finding(**f) for f in checked.findings]
         return TimingFigures(h.timer, h.times_ms, h.host_times_ms, h.event_times_ms, findings, h.drain_ms,
                              h.idle_drain_ms, h.gate, h.gate_ms, feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
-                             availability=availability, launch_window=h.launch_window)
+                             availability=availability, launch_window=h.launch_window, observed=[h.observed])
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
         """The baseline, watched for foreign compute on the device (before kernel.py exists, like
@@ -646,9 +639,11 @@ class Judge:
             score.contention["windows"].append({"stage": "kernel", **again.evidence()})
             if again.contended:
                 kernel.findings += kernel2.findings
+                kernel.observed += kernel2.observed
                 kernel.contended = score.contended = True
             else:
                 kernel2.findings += kernel.findings
+                kernel2.observed = kernel.observed + kernel2.observed
                 kernel = kernel2
         score.contention["frozen"] = {k: round(v - self._frozen_before.get(k, 0.0), 4)
                                       for k, v in freeze.stats().items()}
@@ -692,12 +687,13 @@ class Judge:
                 raise StageFailure("runtime_error", f"judge-timed batch: {sampled.error}")
             with hold_gpu(ref.gpu_key(), shared=True):
                 verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
-            # The judge's ruling on the batch's library work, the kernel worker's own checks, then the
-            # reference worker's of its outputs; read once the judge's clock has stopped.
+            # The judge's rulings on the batch's library work and on what the kernel's turns saw, then
+            # the reference worker's of its outputs; read once the judge's clock has stopped.
             batch = replies.BatchReply.parse(reply.header)
             findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
                                         "in the judge-clocked batch")
-            findings += self._in_process("batch", batch.findings)
+            self._evidence.observed = [batch.observed]
+            findings += registry.rule("batch", self._evidence)
             findings += [Finding(**f) for f in verdict.findings]
         batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,

@@ -25,7 +25,6 @@ import torch
 
 from scorer.checks import dynamic as dynamic_checks
 from scorer.checks import launch_window, native_audit, residency
-from scorer.checks.catalog import Finding
 from scorer.checks.census import LaunchCensus, install_census, observe_launches, profile_device_time, stop_counting, warm_profiler
 from scorer.checks.guard import RuntimeGuard
 from scorer.checks.poison import poison_memory
@@ -140,10 +139,6 @@ def _error(kind: str, text: str) -> tuple[dict[str, Any], None]:
     return {"ok": False, "kind": kind, "error": text[-6000:]}, None
 
 
-def _findings(items: list[Finding]) -> list[dict[str, str]]:
-    return [f.to_dict() for f in items]
-
-
 def _largest_elements(args: Sequence[Any], output_shapes: Iterable[Sequence[int]]) -> int:
     """The element count of the largest input or output tensor."""
     sizes = [a.numel() for a in args if isinstance(a, torch.Tensor)] + [math.prod(shape) for shape in output_shapes]
@@ -162,13 +157,12 @@ class CallRecord:
     mutated: list[int] = field(default_factory=list)
     error: str | None = None
     compile_failure: bool = False
-    findings: list[Finding] = field(default_factory=list)
     output: dict[str, Any] | None = None  # what forward returned (replies.OutputObservation)
     library: dict[str, Any] | None = None  # the library-call monitor's view (replies.LibraryObservation)
 
     def meta(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure, "findings": _findings(self.findings), "output": self.output,
+                "compile_failure": self.compile_failure, "output": self.output,
                 "library": self.library if self.error is None else None}
 
 
@@ -317,7 +311,7 @@ class KernelRole:
             self.model, loaded = self._build(self.main.init_inputs, self.main.state_dict, place=False)
         except Exception:
             return _error("compile_error", "ModelNew(*init_inputs) failed:\n" + traceback.format_exc())
-        return {"ok": True, "state_dict_loaded": loaded, "findings": _findings(self.guard.check("load")),
+        return {"ok": True, "state_dict_loaded": loaded, "guard": self.guard.check("load"),
                 "triton_kernels": self.census.triton_names, "cuda_kernels": self.census.cuda_names}, None
 
     def _call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
@@ -471,7 +465,7 @@ class KernelRole:
             records.append(self._alt_call(j, alt))
         ship_header, payload = self._ship({r.trial: r.outputs for r in records if r.outputs is not None})
         header_out = {"ok": True, "calls": [r.meta() for r in records], "input_digests": digests, "launches": self.launches,
-                      "findings": _findings(self.guard.check("correctness") + self.turns.take_findings()),
+                      "guard": self.guard.check("correctness"), "turns": self.turns.take_observed(),
                       **ship_header}
         return header_out, payload
 
@@ -512,7 +506,6 @@ class KernelRole:
         assert self.ask is not None, "the timed loop asks the judge for each repetition's seed"
         ask = self.ask
         plan = TimingPlan(int(request.warmup), int(request.repetitions), bool(request.flush_l2))
-        findings: list[Finding] = []
         kept_observed: list[dict[str, Any]] = []  # replies.KeptRepObservation
         # Every timed call runs under the library-call monitor (the first forward ran under it too),
         # and each is judged on its own: a kernel that computes honestly only on the calls it can
@@ -564,17 +557,13 @@ class KernelRole:
         with torch.no_grad():
             run = time_forward(self.turns.kernel_call(self.model), self._inputs(main, request.warm_seed), inputs_for, plan,
                                self.device, self.clock, on_output, watched)
-        findings += self.guard.check("timing") + self.turns.take_findings()
-        if "INCOMPLETE" in run.gate:
-            findings.append(Finding("timer-patching",
-                                    f"the GPU-wide hold before each start event did not run in full ({run.gate})"))
         ship_header, payload = self._ship({f"rep-{k}": v for k, v in run.kept_outputs.items()})
         header_out = {"ok": True, "timer": run.timer, "times_ms": run.times_ms, "host_times_ms": run.host_times_ms,
                       "event_times_ms": run.event_times_ms, "drain_ms": run.drain_ms,
                       "idle_drain_ms": run.idle_drain_ms, "gate": run.gate, "gate_ms": run.gate_ms,
                       "launch_window": _window_since(window_before), "kept": kept_observed,
-                      "library": monitor.observe(watched_elements),
-                      "findings": _findings(findings), **ship_header}
+                      "library": monitor.observe(watched_elements), "guard": self.guard.check("timing"),
+                      "turns": self.turns.take_observed(), **ship_header}
         return header_out, payload
 
     def _changed_inputs(self, args: list[Any], seed: int) -> list[int]:
@@ -635,7 +624,7 @@ class KernelRole:
         # The monitor's entry and exit are in the kernel's turn with forward: the reference
         # worker's calibration of the per-call bookkeeping (under the same profile) has no monitor.
         batch_mod.run_batch(self.turns.kernel_call(forward), lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
-        reply = {"ok": True, "findings": _findings(self.turns.take_findings()),
+        reply = {"ok": True, "turns": self.turns.take_observed(),
                  "library": monitor.observe(elements[0] if elements else 0)}
         if self.device.type == "cuda":
             return reply, None

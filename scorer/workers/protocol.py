@@ -34,7 +34,7 @@ PAYLOAD_KEY = "payload_file"
 # Every frame in both directions carries the protocol's version: a frame of another version (a
 # worker of another scorer, or bytes a kernel wrote into the channel) is a violation, not a guess.
 VERSION_KEY = "v"
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 _CHUNK = 1 << 20
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 

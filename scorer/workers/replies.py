@@ -4,10 +4,10 @@ The kernel's worker is the kernel's process: every byte it sends may be forged. 
 read into a frozen dataclass whose every field is checked here (its keys exactly, its types, counts
 the judge decided, finite non-negative numbers), and anything else is a `ReplyViolation`: the
 judge's verdict `protocol-violation`, never a default that stands in for a missing or odd value.
-Findings the worker's in-process checks made travel as `Finding`s of a catalog pattern; the judge
-records them as in-process evidence (docs/SCORER.md, "Who establishes each fact"). Where the rule
-is a function of a small observation (the launch census, the output object, inputs changed by a
-kept repetition), the worker sends the observation and the judge rules (scorer/judge/rulings/).
+The worker makes no findings: its in-process checks send what they observed (the launch census,
+the output object, inputs changed by a kept repetition, the library's work, the runtime guard's
+and the kernel's turns' observations), and the judge rules on them (scorer/judge/rulings/;
+docs/SCORER.md, "Who establishes each fact"). A `findings` key is no key of any reply.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from scorer.checks.catalog import PATTERNS, Finding
 from scorer.gpu.timing import IDLE_CALIBRATION_REPS
 from scorer.workers.protocol import ProtocolViolation
 
 # Idle drains: a calibration's worth before the timed repetitions and after them, one after each.
 IDLE_DRAINS_AROUND = 2 * IDLE_CALIBRATION_REPS
-_KNOWN_PATTERNS = frozenset(p.id for p in PATTERNS)
 _ERROR_KINDS = frozenset({"compile_error", "runtime_error", "no_kernel", "protocol", "worker_error"})
 _MAX_TEXT = 1 << 20
 T = TypeVar("T")
@@ -73,26 +71,22 @@ def _strings(value: Any, what: str, limit: int = 4096) -> list[str]:
     return [text(v, what, limit) for v in value]
 
 
-def findings(value: Any, what: str) -> list[Finding]:
-    """In-process evidence: each a Finding of a catalog pattern, exactly its three keys."""
-    if not isinstance(value, list):
-        raise ReplyViolation(f"{what}: findings must be a list")
-    out = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise ReplyViolation(f"{what}: a finding must be an object")
-        _keys(item, {"pattern", "evidence", "severity"}, set(), f"{what}: a finding")
-        if item["pattern"] not in _KNOWN_PATTERNS or item["severity"] not in ("reject", "flag"):
-            raise ReplyViolation(f"{what}: a finding of no catalog pattern ({str(item['pattern'])[:80]!r}, "
-                                 f"{str(item['severity'])[:20]!r})")
-        out.append(Finding(item["pattern"], text(item["evidence"], what, 20000), item["severity"]))
-    return out
-
-
-def _each(value: Any, parse: Callable[[Any], T], what: str) -> list[T]:
-    if not isinstance(value, list):
-        raise ReplyViolation(f"{what} must be a list")
+def _each(value: Any, parse: Callable[[Any], T], what: str, limit: int | None = None) -> list[T]:
+    if not isinstance(value, list) or (limit is not None and len(value) > limit):
+        raise ReplyViolation(f"{what} must be a list" + (f" of at most {limit}" if limit is not None else ""))
     return [parse(v) for v in value]
+
+
+def _object(value: Any, keys: set[str], what: str) -> dict[str, Any]:
+    """An object of exactly these keys."""
+    if not isinstance(value, dict):
+        raise ReplyViolation(f"{what} must be an object")
+    _keys(value, keys, set(), what)
+    return value
+
+
+def _optional_count(value: Any, what: str) -> int | None:
+    return None if value is None else _count(value, what)
 
 
 def _indices(value: Any, what: str) -> list[int]:
@@ -255,6 +249,163 @@ class LibraryObservation:
                    {text(k, "a lingering mode", 1000): v for k, v in lingering.items()})
 
 
+# Bounds on what the runtime guard and the kernel's turns may report in one reply: each watched
+# object, audit event, thread and reading is sent once (scorer/checks/guard.py dedups), the guard
+# watches about 1,400 objects and keeps 64 audit events, the turns note 5 calls.
+_MAX_IDENTITY = 1 << 14
+_MAX_AUDIT = 64
+_MAX_THREADS = 1024
+_MAX_READINGS = 64
+_MAX_TURNS = 5
+_PHASE = 64  # a phase's or step's name
+_LABEL = 1000  # a watched object's label, an event's detail, what ran in the scorer's turn
+_SHORT = 200  # the repr of an object, a thread's name
+
+
+@dataclass(frozen=True)
+class IdentityChange:
+    """A watched object no longer the one bound before kernel.py was imported: an attribute (a
+    callable or constant of the clock, torch or the scorer), a module-table entry of the scorer's,
+    or the code of one of its functions."""
+    kind: str  # "callable", "module-entry" or "code"
+    label: str
+    phase: str
+    was: str
+    now: str
+
+    @classmethod
+    def parse(cls, value: Any) -> IdentityChange:
+        v = _object(value, {"kind", "label", "phase", "was", "now"}, "an identity change")
+        if v["kind"] not in ("callable", "module-entry", "code"):
+            raise ReplyViolation(f"an identity change of unknown kind {str(v['kind'])[:40]!r}")
+        return cls(v["kind"], text(v["label"], "a watched label", _LABEL), text(v["phase"], "a phase", _PHASE),
+                   text(v["was"], "what a watched object was", _SHORT), text(v["now"], "what it is now", _SHORT))
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """An audit event kernel.py's code raised (the guard's hook; its arguments as `detail`), at
+    `line` of kernel.py, seen after `phase`."""
+    event: str
+    detail: str
+    line: int
+    phase: str
+
+    @classmethod
+    def parse(cls, value: Any) -> AuditEvent:
+        v = _object(value, {"event", "detail", "line", "phase"}, "an audit event")
+        return cls(text(v["event"], "an audit event's name", _SHORT), text(v["detail"], "an audit event's detail", _LABEL),
+                   _count(v["line"], "an audit event's line"), text(v["phase"], "a phase", _PHASE))
+
+
+@dataclass(frozen=True)
+class ThreadStarted:
+    """A thread alive after `phase` that was not at arm(): a Python thread the kernel's code
+    started (`runs`: its target), or a native thread not of the runtime's (`runs`: the code on
+    its stack)."""
+    kind: str  # "python" or "native"
+    name: str
+    ident: int | None  # Python's thread ident (Python threads only)
+    native_id: int | None
+    runs: str
+    phase: str
+
+    @classmethod
+    def parse(cls, value: Any) -> ThreadStarted:
+        v = _object(value, {"kind", "name", "ident", "native_id", "runs", "phase"}, "a thread")
+        if v["kind"] not in ("python", "native"):
+            raise ReplyViolation(f"a thread of unknown kind {str(v['kind'])[:40]!r}")
+        return cls(v["kind"], text(v["name"], "a thread's name", _SHORT), _optional_count(v["ident"], "a thread's ident"),
+                   _optional_count(v["native_id"], "a thread's native id"), text(v["runs"], "a thread's code", _LABEL),
+                   text(v["phase"], "a phase", _PHASE))
+
+
+@dataclass(frozen=True)
+class CarveOut:
+    """The device's persisting-L2 carve-out after `phase` (cudaLimitPersistingL2CacheSize), beside
+    what it was once the scorer asked for none, before the kernel loaded."""
+    bytes: int
+    settled_bytes: int
+    phase: str
+
+    @classmethod
+    def parse(cls, value: Any) -> CarveOut:
+        v = _object(value, {"bytes", "settled_bytes", "phase"}, "an L2 carve-out")
+        return cls(_count(v["bytes"], "a carve-out"), _count(v["settled_bytes"], "the settled carve-out"),
+                   text(v["phase"], "a phase", _PHASE))
+
+
+@dataclass(frozen=True)
+class PolicyWindow:
+    """A stream's L2 access policy window after `phase`: its size and its hit property
+    (cudaAccessProperty: 0 normal, 1 streaming, 2 persisting)."""
+    stream: str  # "default stream" or "current stream"
+    bytes: int
+    hit_prop: int
+    phase: str
+
+    @classmethod
+    def parse(cls, value: Any) -> PolicyWindow:
+        v = _object(value, {"stream", "bytes", "hit_prop", "phase"}, "an access policy window")
+        if v["stream"] not in ("default stream", "current stream"):
+            raise ReplyViolation(f"an access policy window of an unknown stream {str(v['stream'])[:40]!r}")
+        return cls(v["stream"], _count(v["bytes"], "a window's size"), _count(v["hit_prop"], "a window's hit property"),
+                   text(v["phase"], "a phase", _PHASE))
+
+
+@dataclass(frozen=True)
+class GuardObservation:
+    """What the runtime guard (scorer/checks/guard.py) saw since its last report, each thing once;
+    ruled in the judge (rulings/runtime_guard.py)."""
+    identity: list[IdentityChange]
+    audit: list[AuditEvent]
+    audit_dropped: int  # events past the 64 kept, reported once
+    threads: list[ThreadStarted]
+    process_name: str  # the process's name (its main thread's), which the runtime's own threads share
+    threads_at_arm: int  # native threads when the guard was armed
+    carve_outs: list[CarveOut]
+    windows: list[PolicyWindow]
+
+    @classmethod
+    def parse(cls, value: Any) -> GuardObservation:
+        v = _object(value, {"identity", "audit", "audit_dropped", "threads", "process_name", "threads_at_arm",
+                            "carve_outs", "windows"}, "the guard's observation")
+        return cls(_each(v["identity"], IdentityChange.parse, "identity changes", _MAX_IDENTITY),
+                   _each(v["audit"], AuditEvent.parse, "audit events", _MAX_AUDIT),
+                   _count(v["audit_dropped"], "dropped audit events"),
+                   _each(v["threads"], ThreadStarted.parse, "threads", _MAX_THREADS),
+                   text(v["process_name"], "the process's name", _SHORT), _count(v["threads_at_arm"], "threads at arm"),
+                   _each(v["carve_outs"], CarveOut.parse, "L2 carve-outs", _MAX_READINGS),
+                   _each(v["windows"], PolicyWindow.parse, "access policy windows", _MAX_READINGS))
+
+
+@dataclass(frozen=True)
+class TurnObservation:
+    """Code of the kernel's that ran in one of the scorer's steps (scorer/checks/turns.py): `what`
+    ran (a function and its place, a kernel-built C function), in `step`."""
+    what: str
+    step: str
+
+    @classmethod
+    def parse(cls, value: Any) -> TurnObservation:
+        v = _object(value, {"what", "step"}, "a turn observation")
+        return cls(text(v["what"], "what ran in the scorer's turn", _LABEL), text(v["step"], "a scorer's step", _PHASE))
+
+
+def _turns(value: Any) -> list[TurnObservation]:
+    return _each(value, TurnObservation.parse, "the turns' observations", _MAX_TURNS)
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """What the checks beside the kernel observed over one reply's step: the runtime guard's view
+    (not on the judge-clocked batch), the kernel's turns, and the timing hold's label (the time reply's
+    `gate`). The judge rules on it (registry.Evidence.observed)."""
+    guard: GuardObservation | None
+    turns: list[TurnObservation]
+    gate: str | None = None
+
+
 def _shared(value: Any, what: str) -> dict[str, Any] | None:
     """CUDA IPC descriptors, passed on as they came: the reference worker validates them."""
     if value is not None and not isinstance(value, dict):
@@ -305,15 +456,16 @@ class SetupReply:
 @dataclass(frozen=True)
 class LoadReply:
     state_dict_loaded: bool
-    findings: list[Finding]
+    observed: InProcess
     triton_kernels: list[str]
     cuda_kernels: list[str]
 
     @classmethod
     def parse(cls, header: dict[str, Any]) -> LoadReply:
-        _keys(header, {"ok", "state_dict_loaded", "findings", "triton_kernels", "cuda_kernels"}, {"worker_s"},
+        _keys(header, {"ok", "state_dict_loaded", "guard", "triton_kernels", "cuda_kernels"}, {"worker_s"},
               "the load reply")
-        return cls(_flag(header["state_dict_loaded"], "state_dict_loaded"), findings(header["findings"], "load"),
+        return cls(_flag(header["state_dict_loaded"], "state_dict_loaded"),
+                   InProcess(GuardObservation.parse(header["guard"]), []),
                    _strings(header["triton_kernels"], "triton_kernels"), _strings(header["cuda_kernels"], "cuda_kernels"))
 
 
@@ -325,7 +477,6 @@ class CallMeta:
     mutated: list[int]
     error: str | None
     compile_failure: bool
-    findings: list[Finding]
     output: OutputObservation | None  # None only where forward raised
     library: LibraryObservation | None  # exactly where the call has no error
 
@@ -333,7 +484,7 @@ class CallMeta:
     def parse(cls, item: Any) -> CallMeta:
         if not isinstance(item, dict):
             raise ReplyViolation("a correctness call record must be an object")
-        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "findings", "output", "library"}, set(),
+        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "output", "library"}, set(),
               "a call record")
         error = None if item["error"] is None else text(item["error"], "a call record's error")
         if item["output"] is None and error is None:
@@ -344,19 +495,18 @@ class CallMeta:
         library = None if item["library"] is None else LibraryObservation.parse(item["library"])
         return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"),
                    _indices(item["mutated"], "a call record's mutated inputs"), error,
-                   _flag(item["compile_failure"], "compile_failure"), findings(item["findings"], "a call record"), output,
-                   library)
+                   _flag(item["compile_failure"], "compile_failure"), output, library)
 
     def to_dict(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure, "findings": [f.to_dict() for f in self.findings]}
+                "compile_failure": self.compile_failure}
 
 
 @dataclass(frozen=True)
 class CorrectnessReply:
     calls: list[CallMeta]
     input_digests: list[str]
-    findings: list[Finding]
+    observed: InProcess
     gpu_lock_wait_s: float
     shared: dict[str, Any] | None
     launches: LaunchObservation
@@ -364,7 +514,7 @@ class CorrectnessReply:
     @classmethod
     def parse(cls, header: dict[str, Any], trials: list[str]) -> CorrectnessReply:
         """`trials`: the trial names the judge's request implies, in order; exactly those."""
-        _keys(header, {"ok", "calls", "input_digests", "findings", "gpu_lock_wait_s", "launches"},
+        _keys(header, {"ok", "calls", "input_digests", "guard", "turns", "gpu_lock_wait_s", "launches"},
               {"worker_s", "shared"}, "the correctness reply")
         calls = _each(header["calls"], CallMeta.parse, "the correctness reply's calls")
         if [c.trial for c in calls] != trials:
@@ -374,7 +524,7 @@ class CorrectnessReply:
         seeds = sum(1 for t in trials if t.startswith("seed-"))
         if len(digests) != seeds:
             raise ReplyViolation(f"the correctness reply has {len(digests)} input digests for {seeds} seeds")
-        return cls(calls, digests, findings(header["findings"], "correctness"),
+        return cls(calls, digests, InProcess(GuardObservation.parse(header["guard"]), _turns(header["turns"])),
                    number(header["gpu_lock_wait_s"], "gpu_lock_wait_s"), _shared(header.get("shared"), "correctness"),
                    LaunchObservation.parse(header["launches"]))
 
@@ -396,7 +546,7 @@ class TimeReply:
     gate: str
     gate_ms: list[float] | None
     launch_window: dict[str, int]
-    findings: list[Finding]
+    observed: InProcess
     shared: dict[str, Any] | None
     kept: list[KeptRepObservation]
     library: LibraryObservation
@@ -406,7 +556,7 @@ class TimeReply:
         """Exactly `repetitions` of every per-repetition figure; event figures on a GPU only; an
         observation of exactly the `kept` repetitions, in order."""
         _keys(header, {"ok", "timer", "times_ms", "host_times_ms", "event_times_ms", "drain_ms", "idle_drain_ms",
-                       "gate", "gate_ms", "launch_window", "findings", "kept", "library"}, {"worker_s", "shared"},
+                       "gate", "gate_ms", "launch_window", "guard", "turns", "kept", "library"}, {"worker_s", "shared"},
               "the timing reply")
         observed = _each(header["kept"], KeptRepObservation.parse, "the timing reply's kept observations")
         if [k.rep for k in observed] != kept:
@@ -426,11 +576,12 @@ class TimeReply:
         counts_seen = {k: int(number(v, f"launch_window.{k}")) for k, v in window.items() if type(v) is int}
         if len(counts_seen) != 2:
             raise ReplyViolation("the timing reply's launch_window counts must be integers")
+        gate = text(header["gate"], "gate", 2000)
         return cls(text(header["timer"], "timer", 64), times(header["times_ms"], repetitions, "times_ms"),
                    times(header["host_times_ms"], repetitions, "host_times_ms"), events["event_times_ms"],
-                   events["drain_ms"], events["idle_drain_ms"], text(header["gate"], "gate", 2000), events["gate_ms"],
-                   counts_seen, findings(header["findings"], "timing"), _shared(header.get("shared"), "timing"), observed,
-                   LibraryObservation.parse(header["library"]))
+                   events["drain_ms"], events["idle_drain_ms"], gate, events["gate_ms"], counts_seen,
+                   InProcess(GuardObservation.parse(header["guard"]), _turns(header["turns"]), gate),
+                   _shared(header.get("shared"), "timing"), observed, LibraryObservation.parse(header["library"]))
 
 
 @dataclass(frozen=True)
@@ -445,10 +596,10 @@ class BatchSetupReply:
 
 @dataclass(frozen=True)
 class BatchReply:
-    findings: list[Finding]
+    observed: InProcess
     library: LibraryObservation
 
     @classmethod
     def parse(cls, header: dict[str, Any]) -> BatchReply:
-        _keys(header, {"ok", "findings", "library"}, {"worker_s"}, "the batch reply")
-        return cls(findings(header["findings"], "batch"), LibraryObservation.parse(header["library"]))
+        _keys(header, {"ok", "turns", "library"}, {"worker_s"}, "the batch reply")
+        return cls(InProcess(None, _turns(header["turns"])), LibraryObservation.parse(header["library"]))

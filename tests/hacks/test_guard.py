@@ -1,5 +1,6 @@
 """RuntimeGuard in a real child process (an audit hook cannot be removed, so never in pytest's
-own): each scenario is a kernel file that is armed, imported and called like the worker does."""
+own): each scenario is a kernel file that is armed, imported and called like the worker does, and
+what the guard observed crosses JSON and is ruled as the judge rules it."""
 
 from __future__ import annotations
 
@@ -233,7 +234,15 @@ from pathlib import Path
 import torch
 import scorer.gpu.timing, scorer.checks.dynamic
 from scorer.checks.guard import RuntimeGuard
+from scorer.judge.rulings.runtime_guard import guard_findings
+from scorer.workers.replies import GuardObservation
 import fakelib  # a library already imported, as torch and triton are, before the kernel is
+
+
+def ruled(observed):
+    return guard_findings(GuardObservation.parse(json.loads(json.dumps(observed))))
+
+
 results = {}
 for path in sys.argv[1:]:
     guard = RuntimeGuard(Path(path))
@@ -241,10 +250,10 @@ for path in sys.argv[1:]:
     spec = importlib.util.spec_from_file_location("kernel_" + Path(path).parent.name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    load = guard.check("load")
+    load = ruled(guard.check("load"))
     module.run()
-    run = guard.check("correctness")
-    again = guard.check("timing")
+    run = ruled(guard.check("correctness"))
+    again = ruled(guard.check("timing"))
     results[Path(path).parent.name] = {"load": [f.to_dict() for f in load], "run": [f.to_dict() for f in run],
                                        "again": [f.to_dict() for f in again]}
 print(json.dumps(results))

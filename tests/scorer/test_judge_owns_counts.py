@@ -14,6 +14,7 @@ from scorer.judge.rep_budget import MIN_REPETITIONS, timed_subset
 from scorer.score import TimingResult
 from scorer.workers import replies
 from scorer.workers.protocol import ProtocolViolation
+from tests.scorer.test_in_process_rulings import NOTHING_SEEN
 
 
 def test_a_slow_call_times_a_subset_that_keeps_every_kept_repetition_in_order() -> None:
@@ -41,7 +42,8 @@ def test_a_time_below_the_judge_floor_counts_as_the_floor() -> None:
 def _timing_header(**changes):
     header = {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0, 2.0, 3.0], "host_times_ms": [1.0, 2.0, 3.0],
               "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
-              "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": [], "worker_s": 0.5,
+              "launch_window": {"open": 0, "watched": 0}, "guard": NOTHING_SEEN, "turns": [], "kept": [],
+              "worker_s": 0.5,
               "library": LibraryCallMonitor(frozenset()).observe()}
     header.update(changes)
     return header
@@ -75,12 +77,12 @@ def test_a_well_formed_timing_reply_parses_into_its_figures() -> None:
 def test_correctness_replies_name_exactly_the_trials_the_judge_asked_for() -> None:
     trials = replies.correctness_trials(2, 1)
     assert trials == ["seed-0", "seed-1", "repeat-0", "refill-0-with-1", "alt-0"]
-    call = {"devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False, "findings": [],
+    call = {"devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
             "output": {"items": [], "error": None}, "library": LibraryCallMonitor(frozenset()).observe()}
     launches = {"triton_defined": ["k"], "cuda_defined": [], "triton_in_source": True, "triton_launched": {"k": 1},
                 "device_kernels": None}
     header = {"ok": True, "calls": [{"trial": t, **call} for t in trials], "input_digests": ["a", "b"],
-              "findings": [], "gpu_lock_wait_s": 0.0, "launches": launches}
+              "guard": NOTHING_SEEN, "turns": [], "gpu_lock_wait_s": 0.0, "launches": launches}
     assert [c.trial for c in replies.CorrectnessReply.parse(header, trials).calls] == trials
     for calls in (header["calls"][:-1], header["calls"][::-1], header["calls"] + header["calls"][:1]):
         with pytest.raises(ProtocolViolation):

@@ -20,6 +20,7 @@ from scorer.judge.rulings.launch_census import ghost_findings
 from scorer.judge.rulings.output_object import lazy_findings
 from scorer.workers import replies
 from scorer.workers.protocol import ProtocolViolation
+from tests.scorer.test_in_process_rulings import NOTHING_SEEN
 from tests.scorer.test_trust_boundary import judge  # noqa: F401  (the demo swish scored with the static layer off)
 
 _KERNEL = '''
@@ -115,7 +116,7 @@ def test_a_launch_census_off_its_schema_is_a_violation(changes: dict[str, Any]) 
 
 def test_a_call_record_must_carry_its_output_observation_unless_forward_raised() -> None:
     call = {"trial": "seed-0", "devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
-            "findings": [], "output": None, "library": LibraryCallMonitor(frozenset()).observe()}
+            "output": None, "library": LibraryCallMonitor(frozenset()).observe()}
     with pytest.raises(ProtocolViolation):
         replies.CallMeta.parse(call)
     assert replies.CallMeta.parse({**call, "error": "forward() raised", "library": None}).output is None
@@ -153,7 +154,7 @@ def test_library_work_off_its_schema_is_a_violation() -> None:
 def _timing(kept: list[dict[str, Any]]) -> dict[str, Any]:
     return {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0, 2.0, 3.0], "host_times_ms": [1.0, 2.0, 3.0],
             "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
-            "launch_window": {"open": 0, "watched": 0}, "findings": [], "kept": kept,
+            "launch_window": {"open": 0, "watched": 0}, "guard": NOTHING_SEEN, "turns": [], "kept": kept,
             "library": LibraryCallMonitor(frozenset()).observe()}
 
 

@@ -210,11 +210,13 @@ def test_the_judge_takes_the_launch_counts_only_in_their_expected_shape() -> Non
 
     from scorer.workers.protocol import ProtocolViolation
     from scorer.workers.replies import TimeReply
+    from tests.scorer.test_in_process_rulings import NOTHING_SEEN
 
     def reply(window):
         return {"ok": True, "timer": "cpu/perf_counter", "times_ms": [1.0], "host_times_ms": [1.0],
                 "event_times_ms": None, "drain_ms": None, "idle_drain_ms": None, "gate": "", "gate_ms": None,
-                "launch_window": window, "findings": [], "kept": [], "library": LibraryCallMonitor(frozenset()).observe()}
+                "launch_window": window, "guard": NOTHING_SEEN, "turns": [], "kept": [],
+                "library": LibraryCallMonitor(frozenset()).observe()}
 
     assert TimeReply.parse(reply({"open": 3, "watched": 1}), 1, on_gpu=False, kept=[]).launch_window == {"open": 3, "watched": 1}
     for odd in ({"open": -1, "watched": 0}, {"open": 1, "watched": "x"}, {"open": 1, "watched": 0, "other": 5}, ["open"]):

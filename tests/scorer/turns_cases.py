@@ -70,7 +70,8 @@ def _kernel(tmp: Path) -> tuple[types.ModuleType, Turns]:
 
 
 def _evidence(turns: Turns) -> str:
-    return " ".join(f.evidence for f in turns.take_findings())
+    """What was noted, as the judge names it (scorer/judge/rulings/kernel_turns.py: "what during step")."""
+    return "; ".join(f"{seen['what']} during {seen['step']}" for seen in turns.take_observed())
 
 
 def kernel_code_in_the_scorers_turn_is_a_finding_once(tmp: Path) -> None:
@@ -78,10 +79,10 @@ def kernel_code_in_the_scorers_turn_is_a_finding_once(tmp: Path) -> None:
     draw = module.draw_patch(random.random)
     with turns.scorer_turn("drawing inputs"):
         draw()
-    found = turns.take_findings()
-    assert [f.pattern for f in found] == ["harness-introspection"], found
-    assert "drawn (kernel.py:" in found[0].evidence and "during drawing inputs" in found[0].evidence
-    assert turns.take_findings() == [], "a reply carries each note once"
+    found = turns.take_observed()
+    assert len(found) == 1 and found[0]["step"] == "drawing inputs", found
+    assert "drawn (kernel.py:" in found[0]["what"]
+    assert turns.take_observed() == [], "a reply carries each note once"
     assert sys.getprofile() is None, "the scorer's turn left its profile function behind"
 
 
@@ -90,7 +91,7 @@ def forward_in_the_kernels_turn_is_not_noted_and_the_turn_resumes_after(tmp: Pat
     forward = turns.kernel_call(module.forward)
     with turns.scorer_turn("timing"):
         forward(3.0)
-        assert turns.take_findings() == []
+        assert turns.take_observed() == []
         module.Holder()  # freed at once: its finaliser runs in the scorer's turn
     evidence = _evidence(turns)
     assert "Holder.__del__" in evidence, evidence
@@ -158,7 +159,7 @@ def the_task_modules_python_code_in_the_kernels_folder_is_not_the_kernels_native
     with turns.scorer_turn("correctness"):
         task.get_inputs()
         task.Model().forward(1.0)
-    assert turns.take_findings() == []
+    assert turns.take_observed() == []
 
 
 def a_c_function_of_a_kernel_built_extension_is_noted(tmp: Path) -> None:

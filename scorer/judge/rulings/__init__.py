@@ -2,9 +2,10 @@
 
 from scorer.judge.rulings import (
                                   channel,
-                                  in_process,
+                                  gpu_hold,
                                   input_hashes,
                                   judge_clock,
+                                  kernel_turns,
                                   launch_census,
                                   library_calls,
                                   native_memory,
@@ -15,8 +16,10 @@ from scorer.judge.rulings import (
                                   reported_timing,
                                   roofline,
                                   rubric,
+                                  runtime_guard,
                                   static_source,
 )
 
-__all__ = ["channel", "in_process", "input_hashes", "judge_clock", "launch_census", "library_calls", "native_memory",
-           "output_object", "processes", "protocol", "reference", "reported_timing", "roofline", "rubric", "static_source"]
+__all__ = ["channel", "gpu_hold", "input_hashes", "judge_clock", "kernel_turns", "launch_census", "library_calls",
+           "native_memory", "output_object", "processes", "protocol", "reference", "reported_timing", "roofline",
+           "rubric", "runtime_guard", "static_source"]

