@@ -147,12 +147,15 @@ def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
 
 
 def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
-    """End to end on CPU with the batch check switched off: the GOT-rewriting clock (it slows every
-    monotonic clock in the kernel's process 8x) is caught by the gaps between its repetitions."""
+    """End to end on CPU with the batch check switched off, on a host whose scheduler statistics
+    cannot be read (the window is judged only there: where they can, the batch call's CPU time
+    judges the repetitions): the GOT-rewriting clock (it slows every monotonic clock in the
+    kernel's process 8x) is caught by the gaps between its repetitions."""
     from pathlib import Path
 
     from scorer import ScoreOptions
     from scorer.checks import static as static_checks
+    from scorer.gpu import contention
     from scorer.judge import scoring
     from scorer.judge.rulings import judge_clock
     from scorer.judge.session import ScoringSession
@@ -160,6 +163,7 @@ def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
 
     monkeypatch.setattr(scoring, "clock_findings", lambda *a, **k: [])
     monkeypatch.setattr(judge_clock, "clock_findings", lambda *a, **k: [])
+    monkeypatch.setattr(contention, "run_delay_ms", lambda pid: None)
     # The kernel dialect refuses its decoded C++ source before it runs; this is the clock's test.
     monkeypatch.setattr(static_checks, "analyze_source", lambda *a, **k: [])
     root = Path(__file__).resolve().parents[2]
@@ -381,3 +385,25 @@ def test_a_burst_of_load_on_the_timed_stage_alone_is_no_forged_clock() -> None:
     assert "below its thread's CPU time a batch call, 8.64 ms" in found.evidence
     # On a GPU the host's CPU time is not the kernel's work: the rule is the wall clock's alone.
     assert clock_findings(honest, burst, "cuda") != []
+
+
+def test_where_the_batch_calls_cpu_time_was_read_the_window_is_a_figure_only() -> None:
+    """CI's false verdict of 2026-12-07 (ci21): the honest swish_cpp_loop_portable reported 0.3044 ms
+    a call, and its repetitions took 9.335 ms on the judge's clock and 9.438 ms of the worker's CPU
+    time, of which only 1.43 ms were calibrated: the window check rejected it. With the batch call's
+    CPU time read, that rule judges the repetitions and the window is recorded, not judged."""
+    from scorer.judge.clock import window_findings
+
+    honest, gaps = [0.3044] * 3, [9.335] * 3
+    unread = BatchClock(8, 8 * 1.9 + 0.4, 0.2, 2, 0.73, flush_ms=0.5)
+    (found,) = window_findings(honest, gaps, unread, "cpu", cpu_ms_per_rep=9.438, availability=0.9)
+    assert "timed repetitions took 9.335 ms" in found.evidence
+    read = BatchClock(8, 8 * 1.9 + 0.4, 0.2, 2, 0.73, flush_ms=0.5, batch_cpu_ms_per_call=1.8)
+    assert window_findings(honest, gaps, read, "cpu", cpu_ms_per_rep=9.438, availability=0.9) == []
+    assert clock_findings(honest, read, "cpu") == []
+    # The forgery the window was built for, a clock cut 8x on a 9.4 ms call timed under twice its
+    # batch's load, is the CPU-time rule's verdict there.
+    forged = BatchClock(8, 8 * 9.4 + 0.6, 0.3, 2, 1.36, availability=1.0, timed_availability=0.5,
+                        batch_cpu_ms_per_call=9.4 + 1.36)
+    (found,) = clock_findings([2 * 9.4 / 8] * 20, forged, "cpu")
+    assert "the scheduler counted 9.4 ms of CPU time a call" in found.evidence
