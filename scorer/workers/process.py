@@ -223,7 +223,10 @@ class WorkerProcess:
             while True:
                 reply = recv_frame(self.from_child, deadline, spool=self.spool, expect_payload=reply_name,
                                    trusted=self.role == "reference")
-                seen = watch() if watch is not None else None
+                # An error reply ends the scoring with a failure verdict whatever sent it, and a worker
+                # that answers one as the kernel exits (sys.exit at import) is tearing down its
+                # descriptors while the watch reads them: under load it read as a moved channel.
+                seen = watch() if watch is not None and reply.header.get("ok") is not False else None
                 if seen:
                     raise ProtocolViolation(seen)
                 if answer is None or STEP_KEY not in reply.header:

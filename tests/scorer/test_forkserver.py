@@ -186,3 +186,25 @@ def test_a_mapped_driver_forbids_forks_only_once_it_is_started(tmp_path: Path, s
     out = subprocess.run([sys.executable, "-c", probe, str(library)], env=env, capture_output=True,
                          text=True, check=True).stdout.strip()
     assert out == ("the CUDA driver was started in the fork server" if started else "None")
+
+
+def test_an_error_reply_is_not_held_against_a_watch_that_reads_a_worker_tearing_down(tmp_path: Path) -> None:
+    """A worker whose kernel calls sys.exit at import answers an error reply and exits; the watch
+    that reads its descriptors after the reply raced that exit on a loaded CI box and read the
+    channel as moved (hack_detected for a runtime error). An error reply is a failure verdict
+    whoever sent it, so the watch is not read for one; any other reply still breaks the protocol
+    where the watch names a fault."""
+    from scorer.workers.process import WorkerFailure
+
+    def always() -> str:
+        return "the channel is not the judge's"
+
+    worker = _worker(tmp_path, "w", "reference")
+    try:
+        reply = worker.request({"op": "no-such-op"}, None, 60, watch=always)
+        assert reply.header.get("ok") is False and reply.header.get("kind") == "protocol", reply.header
+        with pytest.raises(WorkerFailure) as failure:
+            worker.request({"op": "ping"}, None, 60, watch=always)
+        assert failure.value.kind == "protocol" and "the channel is not the judge's" in str(failure.value)
+    finally:
+        worker.close()
