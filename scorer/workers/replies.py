@@ -113,10 +113,8 @@ class LaunchObservation:
 
     @classmethod
     def parse(cls, value: Any) -> LaunchObservation:
-        if not isinstance(value, dict):
-            raise ReplyViolation("the launch census must be an object")
-        _keys(value, {"triton_defined", "cuda_defined", "triton_in_source", "triton_launched", "device_kernels"},
-              set(), "the launch census")
+        _object(value, {"triton_defined", "cuda_defined", "triton_in_source", "triton_launched", "device_kernels"},
+                "the launch census")
         launched = value["triton_launched"]
         if not isinstance(launched, dict):
             raise ReplyViolation("the launch census's launches must map kernel names to counts")
@@ -143,10 +141,8 @@ class OutputItem:
 
     @classmethod
     def parse(cls, value: Any) -> OutputItem:
-        if not isinstance(value, dict):
-            raise ReplyViolation("an output's facts must be an object")
-        _keys(value, {"where", "type", "plain", "device", "fake", "numel", "null_data", "storage_bytes", "needed_bytes"},
-              set(), "an output's facts")
+        _object(value, {"where", "type", "plain", "device", "fake", "numel", "null_data", "storage_bytes", "needed_bytes"},
+                "an output's facts")
         return cls(text(value["where"], "an output's place", 64), text(value["type"], "an output's type", 1000),
                    _flag(value["plain"], "plain"), text(value["device"], "an output's device", 64),
                    _flag(value["fake"], "fake"), _count(value["numel"], "numel"), _flag(value["null_data"], "null_data"),
@@ -162,9 +158,7 @@ class OutputObservation:
 
     @classmethod
     def parse(cls, value: Any) -> OutputObservation:
-        if not isinstance(value, dict):
-            raise ReplyViolation("an output observation must be an object")
-        _keys(value, {"items", "error"}, set(), "an output observation")
+        _object(value, {"items", "error"}, "an output observation")
         error = None if value["error"] is None else text(value["error"], "an output observation's error", 1000)
         return cls(_each(value["items"], OutputItem.parse, "an output observation's items"), error)
 
@@ -179,9 +173,7 @@ class KeptRepObservation:
 
     @classmethod
     def parse(cls, value: Any) -> KeptRepObservation:
-        if not isinstance(value, dict):
-            raise ReplyViolation("a kept repetition's observation must be an object")
-        _keys(value, {"rep", "output", "changed_inputs"}, set(), "a kept repetition's observation")
+        _object(value, {"rep", "output", "changed_inputs"}, "a kept repetition's observation")
         return cls(_count(value["rep"], "a kept repetition"), OutputObservation.parse(value["output"]),
                    _indices(value["changed_inputs"], "a kept repetition's changed inputs"))
 
@@ -196,9 +188,7 @@ class LibraryCall:
 
     @classmethod
     def parse(cls, value: Any) -> LibraryCall:
-        if not isinstance(value, dict):
-            raise ReplyViolation("a watched call's library work must be an object")
-        _keys(value, {"call", "library", "own"}, set(), "a watched call's library work")
+        _object(value, {"call", "library", "own"}, "a watched call's library work")
         library = value["library"]
         if not isinstance(library, dict) or not library:
             raise ReplyViolation("a watched call's library work must map ops to element operations")
@@ -223,10 +213,8 @@ class LibraryObservation:
 
     @classmethod
     def parse(cls, value: Any) -> LibraryObservation:
-        if not isinstance(value, dict):
-            raise ReplyViolation("the library-call observation must be an object")
-        _keys(value, {"calls", "library_calls", "own_counted", "native_kernels", "data_elements", "device_times_us",
-                      "own_names", "displaced", "lingering"}, set(), "the library-call observation")
+        _object(value, {"calls", "library_calls", "own_counted", "native_kernels", "data_elements", "device_times_us",
+                        "own_names", "displaced", "lingering"}, "the library-call observation")
         calls = _count(value["calls"], "watched calls")
         library_calls = _each(value["library_calls"], LibraryCall.parse, "the watched calls' library work")
         indices = [c.call for c in library_calls]
