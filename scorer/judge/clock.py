@@ -171,32 +171,33 @@ def clock_findings(times_ms: list[float], clock: BatchClock, device_type: str) -
     clock's excess to waits for a core, which the timed stage and the batch meet unequally under
     bursts of load (a fresh-clone CI run rejected two honest swish kernels whose timed stage had a
     core 7% and 13% of the time it wanted one, their batches 80% and 9%). A forged clock's cut
-    stays below its CPU time at any share of a core above 1 / the cut, where the window check
-    (below) also reads it."""
+    stays below its CPU time at any share of a core above 1 / the cut."""
     kernel_ms = reported_ms(times_ms)
     if kernel_ms is None or kernel_ms != kernel_ms:
         return []
     ratio, slack = RATIO.get(device_type, RATIO["cuda"]), SLACK_MS.get(device_type, SLACK_MS["cuda"])
     bound = clock.bound_ms()
-    measured = (f"the judge's own clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified "
-                f"calls on fresh inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x "
-                f"{clock.round_trip_ms:.3g} ms round trip{_load_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms "
-                f"a call for inputs and copies")
     cpu_ms = cpu_call_ms(clock) if device_type == "cpu" else None
-    if cpu_ms is not None and kernel_ms < cpu_ms * CPU_VERDICT_SHARE - CPU_SLACK_MS:
+    cpu_allowed = None if cpu_ms is None else cpu_ms * CPU_VERDICT_SHARE - CPU_SLACK_MS
+    if cpu_allowed is not None and kernel_ms < cpu_allowed:
         return [Finding("timer-patching",
                         f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the scheduler "
                         f"counted {cpu_ms:.4g} ms of CPU time a call on the kernel's thread over its batch (read by "
                         f"the judge, less inputs and copies; allowed down to x {CPU_VERDICT_SHARE:g} - {CPU_SLACK_MS:g} ms = "
-                        f"{cpu_ms * CPU_VERDICT_SHARE - CPU_SLACK_MS:.4g} ms), and {measured}): the reported times are "
-                        "not real")]
+                        f"{cpu_allowed:.4g} ms), and {_measured(clock, bound)}): the reported times are not real")]
     allowed = bound / ratio - slack
     if kernel_ms < allowed and (cpu_ms is None or kernel_ms < cpu_ms):
         return [Finding("timer-patching",
-                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but {measured}; "
-                        f"allowed down to bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms"
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but "
+                        f"{_measured(clock, bound)}; allowed down to bound / {ratio:g} - {slack:g} ms = {allowed:.4g} ms"
                         f"{_cpu_note(cpu_ms)}): the reported times are not real")]
     return []
+
+
+def _measured(clock: BatchClock, bound: float) -> str:
+    return (f"the judge's own clock measured {bound:.4g} ms a call over {clock.calls} back-to-back verified calls on "
+            f"fresh inputs ({clock.total_ms:.4g} ms in all, less {clock.round_trips} x {clock.round_trip_ms:.3g} ms "
+            f"round trip{_load_note(clock)}, and {clock.overhead_ms_per_call:.3g} ms a call for inputs and copies")
 
 
 def _cpu_note(cpu_ms: float | None) -> str:
