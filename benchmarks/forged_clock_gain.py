@@ -31,8 +31,8 @@ ATTACK = ROOT / "tests/hacks/attacks/timer-patching/native_got_interposer.py"
 TASK = "level4_6_rope_attention"
 
 
-def forged_kernel(factor: int, folder: Path) -> Path:
-    """The attack with its clocks slowed `factor` times instead of 8."""
+def _forging_source(factor: int) -> str:
+    """The attack's C++ source with its clocks slowed `factor` times instead of 8, packed again."""
     text = ATTACK.read_text()
     start = text.index("_PACKED = (")
     end = text.index("\n)\n", start) + 3
@@ -42,9 +42,26 @@ def forged_kernel(factor: int, folder: Path) -> Path:
     source = re.sub(r"const int64_t SLOW = \d+;", f"const int64_t SLOW = {factor};", source)
     packed = base64.b85encode(zlib.compress(source.encode())).decode()
     lines = ",\n".join(f'    "{packed[i:i + 100]}"' for i in range(0, len(packed), 100))
+    return f"_PACKED = (\n{lines},\n)\n"
+
+
+def forged_kernel(factor: int, folder: Path, task: str, honest: Path) -> Path:
+    """The attack with its clocks slowed `factor` times; for another task than the attack's, the
+    task's honest solution with the attack's extension built and installed at import."""
+    text = ATTACK.read_text()
+    start = text.index("_PACKED = (")
+    end = text.index("\n)\n", start) + 3
+    if task == TASK:
+        source = text[:start] + _forging_source(factor) + text[end:]
+    else:
+        helpers = text[end:text.index("@triton.jit", end)]
+        source = (honest.read_text() + "\n\nimport base64\nimport zlib\n\nfrom torch.utils.cpp_extension import load_inline\n\n"
+                  + _forging_source(factor) + helpers
+                  + 'load_inline("forged_clock_tables", cpp_sources=[_HEADER, _source(), _bindings("prepare")],\n'
+                  + "            no_implicit_headers=True).prepare()\n")
     path = folder / f"forged_{factor}x" / "kernel.py"
     path.parent.mkdir(parents=True)
-    path.write_text(text[:start] + f"_PACKED = (\n{lines},\n)\n" + text[end:])
+    path.write_text(source)
     return path
 
 
@@ -52,30 +69,37 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--factors", default="2,3,4,8")
+    parser.add_argument("--tasks", default=TASK, help="comma list: each task's honest solution, then it forged")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     static_checks.analyze_source = lambda *a, **k: []  # this benchmark measures the judge's clock alone
     suite = load_suite("kernelbench")
-    honest = suite.tasks[TASK].solution
     options = ScoreOptions(device=args.device, seeds=2, warmup=1, repetitions=5 if args.device == "cpu" else None)
     rows = []
     with tempfile.TemporaryDirectory() as tmp, ScoringSession(options) as session:
-        kernels = [("honest", honest)] + [(f"{f}x", forged_kernel(int(f), Path(tmp))) for f in args.factors.split(",")]
-        for name, path in kernels:
-            score = session.score(suite, TASK, path, device=args.device)
-            t = score.timing
-            rows.append({"kernel": name, "verdict": score.verdict, "patterns": sorted({h["pattern"] for h in score.hacks}),
-                         "speedup": t.speedup if t else None, "kernel_ms": t.kernel_ms if t else None,
-                         "judge_bound_ms": t.judge_bound_ms if t else None, "floored": t.floored if t else None})
-    base = rows[0]["speedup"]
-    print(f"| kernel | verdict | speedup | gain over honest | kernel ms | judge bound ms | floored | ({args.device}, {TASK})")
-    print("|---|---|---|---|---|---|---|")
+        for task in args.tasks.split(","):
+            honest = suite.tasks[task].solution
+            assert honest is not None, f"{task} has no solution"
+            kernels = [("honest", honest)] + [(f"{f}x", forged_kernel(int(f), Path(tmp) / task, task, honest))
+                                              for f in args.factors.split(",")]
+            for name, path in kernels:
+                score = session.score(suite, task, path, device=args.device)
+                t = score.timing
+                rows.append({"task": task, "kernel": name, "verdict": score.verdict,
+                             "patterns": sorted({h["pattern"] for h in score.hacks}),
+                             "speedup": t.speedup if t else None, "kernel_ms": t.kernel_ms if t else None,
+                             "judge_bound_ms": t.judge_bound_ms if t else None, "floored": t.floored if t else None})
+    print(f"| task | kernel | verdict | speedup | gain over honest | kernel ms | judge bound ms | floored | ({args.device})")
+    print("|---|---|---|---|---|---|---|---|")
+    base: float | None = None
     for r in rows:
+        if r["kernel"] == "honest":
+            base = r["speedup"] if r["verdict"] == "passed" else None
         gain = f"{r['speedup'] / base:.2f}x" if r["speedup"] and base and r["verdict"] == "passed" else "-"
         speed = f"{r['speedup']:.4g}" if r["speedup"] else "-"
         verdict = r["verdict"] + (f" ({', '.join(r['patterns'])})" if r["patterns"] else "")
-        print(f"| {r['kernel']} | {verdict} | {speed} | {gain} | {r['kernel_ms'] or '-'} | {r['judge_bound_ms'] or '-'} | "
-              f"{r['floored']} |")
+        print(f"| {r['task']} | {r['kernel']} | {verdict} | {speed} | {gain} | {r['kernel_ms'] or '-'} | "
+              f"{r['judge_bound_ms'] or '-'} | {r['floored']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

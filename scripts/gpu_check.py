@@ -86,6 +86,10 @@ class Budget:
         return self.left_s() > need_s
 
 
+# The attack's own large kernel, and small ones, where the clock check's slack (host-bound batches) lies.
+FORGED_TASKS = "level4_6_rope_attention,level1_5_gelu,level1_6_layernorm"
+
+
 def _options(device: str) -> ScoreOptions:
     # Tighter phase limits than the defaults: one stuck kernel must not eat a whole device call.
     return ScoreOptions(device=device, load_s=150.0, correctness_s=150.0, timing_s=120.0, reference_s=180.0)
@@ -644,7 +648,9 @@ def main() -> None:
                                     ("--device", args.device))
             elif part == "forged":
                 lines = part_script(args.out, "forged", "benchmarks/forged_clock_gain.py", budget,
-                                    ("--device", args.device, "--factors", "2,4,8"))
+                                    ("--device", args.device, "--factors", "2,4,8", "--tasks", FORGED_TASKS), table_lines=16)
+            elif part == "gated":
+                lines = part_script(args.out, "gated", "benchmarks/gated_batch_probe.py", budget, table_lines=12)
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget,
                                     ("--task", "level3_4_lstm,level4_1_mla_attention"), table_lines=17)
