@@ -55,9 +55,15 @@ class TimingResult:
     judge_window_ms: float | None = None
     # The kernel thread's CPU time a batch call less inputs and copies, read by the judge (CPU only).
     judge_cpu_ms: float | None = None
-    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO, and on
-    # a CPU judge_cpu_ms x clock.CPU_FLOOR_SHARE), and whether it did: the kernel's own median was
-    # below it, so the speedup uses the floor.
+    # The device-timed batch (GPU; scorer/gpu/release_gate.py): ms a call over `judge_device_calls`
+    # calls enqueued behind a gate, on the reference worker's device events, with no host work of the
+    # kernel's in the span; or why none was taken.
+    judge_device_ms: float | None = None
+    judge_device_calls: int = 0
+    judge_device_note: str = ""
+    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO, on a
+    # GPU judge_device_ms / clock.DEVICE_FLOOR_RATIO, on a CPU judge_cpu_ms x clock.CPU_FLOOR_SHARE),
+    # and whether it did: the kernel's own median was below it, so the speedup uses the floor.
     judge_floor_ms: float | None = None
     floored: bool = False
     # Why fewer repetitions than planned were timed ("" when all were): the stage's time limit.

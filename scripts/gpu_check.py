@@ -287,6 +287,8 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
             "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
             "judge_calls": timing.get("judge_calls"), "judge_window_ms": timing.get("judge_window_ms"),
+            "judge_device_ms": timing.get("judge_device_ms"), "judge_device_calls": timing.get("judge_device_calls"),
+            "judge_device_note": timing.get("judge_device_note"), "floored": timing.get("floored"),
             "overhead_s": overhead_s(score),
         }
         with lock:
@@ -347,6 +349,14 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
     if ratios:
         lines.append(f"  judge bound / reported median over the {len(ratios)} bounded: min {ratios[0]:.2f} median "
                      f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
+    device = sorted((r["judge_device_ms"] / r["kernel_ms"], r["task"]) for r in every
+                    if r.get("judge_device_ms") is not None and r.get("kernel_ms"))
+    if device:  # the device-timed batch over the reported median (the floor is at DEVICE_FLOOR_RATIO)
+        lines.append(f"  device-timed bound / reported median over the {len(device)} with one: min {device[0][0]:.2f} "
+                     f"({device[0][1]}) median {statistics.median(d for d, _ in device):.2f} max {device[-1][0]:.2f} "
+                     f"({device[-1][1]}); floored {sum(bool(r.get('floored')) for r in every)}")
+    notes = sorted({f"{r['task']}: {r['judge_device_note']}" for r in every if r.get("judge_device_note")})
+    lines += [f"  device-timed note: {n}" for n in notes[:12]]
     windows = sorted(r["judge_window_ms"] / r["kernel_ms"] for r in every if r.get("judge_window_ms") and r.get("kernel_ms"))
     if windows:  # the window check's calibration on a GPU (judged on CPU only so far: scorer/judge/clock.py)
         lines.append(f"  judge window / reported median over the {len(windows)} timed: min {windows[0]:.2f} median "
@@ -437,7 +447,8 @@ def part_stability(out: Path, device: str, budget: Budget) -> list[str]:
     return [f"timing stability (exit {rc}):"] + ["  " + line for line in body[-24:]]
 
 
-PYTEST_FILES = ("tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_process.py,tests/hacks/test_dynamic_checks.py,"
+PYTEST_FILES = ("tests/scorer/test_device_clock.py,tests/scorer/test_gpu.py,tests/suites,tests/sandbox/test_process.py,"
+                "tests/hacks/test_dynamic_checks.py,"
                 "tests/scorer/test_wall.py,tests/scorer/test_contention.py")
 
 

@@ -129,6 +129,59 @@ CPU_SLACK_MS = 1.0
 CPU_VERDICT_SHARE = 0.5
 
 
+@dataclass(frozen=True)
+class DeviceSpan:
+    """The device-timed batch (scorer/gpu/release_gate.py): `calls` calls enqueued behind a gate,
+    timed by the reference worker's device events from before it copied their inputs in to after
+    the kernel's event passed, and its least time for that copy alone."""
+    calls: int
+    span_ms: float
+    copy_ms: float
+
+    def bound_ms(self) -> float:
+        return max(0.0, (self.span_ms - self.copy_ms) / max(1, self.calls))
+
+
+# On a GPU the kernel's time counts as at least its device-timed bound over this factor. The span
+# holds no host work of the kernel's but what runs after a wait for the device inside forward (the
+# calls after it go at the host's pace, as in its timed repetitions, whose events see the same
+# waits), plus two switches between the workers' CUDA contexts: an honest kernel reads near its
+# event median, a forged clock gains at most this factor.
+DEVICE_FLOOR_RATIO = 1.5
+# The verdict keeps the host clock's ratio (a forward that waits for the device reads its host
+# pace in the span), with a slack for the context switches instead of the host clock's.
+DEVICE_SLACK_MS = 0.02
+# Calls of a device-timed batch: enough for this much device time, and few enough that their
+# launches fit the stream's queue (about 1,000 launches before the host blocks; each call is at
+# least a launch of forward's and a copy of each output).
+DEVICE_TARGET_MS = 20.0
+DEVICE_MAX_CALLS = 128
+
+
+def device_calls(reported_ms: float, seeds: int) -> int:
+    """How many calls the device-timed batch makes: a kernel reporting less than it takes only makes
+    its batch longer, up to the cap."""
+    wanted = int(DEVICE_TARGET_MS / max(reported_ms, 1e-3)) + 1
+    return max(1, min(seeds, DEVICE_MAX_CALLS, max(3, wanted)))
+
+
+def device_findings(times_ms: list[float], span: DeviceSpan) -> list[Finding]:
+    """timer-patching where the reported upper quartile is below `bound / RATIO - DEVICE_SLACK_MS`."""
+    kernel_ms = reported_ms(times_ms)
+    if kernel_ms is None or kernel_ms != kernel_ms:
+        return []
+    bound = span.bound_ms()
+    allowed = bound / RATIO["cuda"] - DEVICE_SLACK_MS
+    if kernel_ms < allowed:
+        return [Finding("timer-patching",
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the reference "
+                        f"worker's device events measured {bound:.4g} ms a call over {span.calls} calls enqueued behind "
+                        f"a gate and run on inputs copied in after its start event ({span.span_ms:.4g} ms in all, less "
+                        f"{span.copy_ms:.3g} ms for the copy; allowed down to bound / {RATIO['cuda']:g} - "
+                        f"{DEVICE_SLACK_MS:g} ms = {allowed:.4g} ms): the reported times are not real")]
+    return []
+
+
 def cpu_call_ms(clock: BatchClock) -> float | None:
     """The kernel thread's CPU time a batch call less the calibrated inputs and copies (CPU only)."""
     if clock.batch_cpu_ms_per_call is None:
@@ -136,11 +189,12 @@ def cpu_call_ms(clock: BatchClock) -> float | None:
     return max(0.0, clock.batch_cpu_ms_per_call - clock.overhead_ms_per_call)
 
 
-def floor_speedup(timing: TimingResult, clock: BatchClock) -> None:
+def floor_speedup(timing: TimingResult, clock: BatchClock, span: DeviceSpan | None = None) -> None:
     """Records the floor, and where the kernel's median lies below it, takes the speedup from it."""
     cpu_ms = cpu_call_ms(clock)
     timing.judge_cpu_ms = cpu_ms
-    timing.judge_floor_ms = max(clock.bound_ms() / FLOOR_RATIO, (cpu_ms or 0.0) * CPU_FLOOR_SHARE - CPU_SLACK_MS)
+    timing.judge_floor_ms = max(clock.bound_ms() / FLOOR_RATIO, (cpu_ms or 0.0) * CPU_FLOOR_SHARE - CPU_SLACK_MS,
+                                span.bound_ms() / DEVICE_FLOOR_RATIO if span is not None else 0.0)
     if timing.kernel_ms is None or timing.baseline_ms is None or not timing.kernel_ms < timing.judge_floor_ms:
         return
     timing.floored = True

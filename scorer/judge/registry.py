@@ -52,6 +52,7 @@ class Evidence:
     environment: dict[str, Any] = field(default_factory=dict)
     contention: dict[str, Any] = field(default_factory=dict)
     clock: Any = None  # the fastest BatchClock (scorer/judge/clock.py)
+    device_span: Any = None  # the device-timed batch's DeviceSpan (GPU), where one was taken
     # What the checks beside the kernel observed over the phase being ruled, one per reply of the
     # kernel's worker (two timed stages where contention had the kernel timed again).
     observed: list[InProcess] = field(default_factory=list)

@@ -29,11 +29,22 @@ from scorer.checks import native_audit
 from scorer.checks.catalog import Finding
 from scorer.correctness.evaluate import CorrectnessOutcome
 from scorer.errors import ScorerBroken, ScorerUserError
-from scorer.gpu import contention, crowding, freeze
+from scorer.gpu import contention, crowding, freeze, release_gate
 from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.gpu.timing import median_and_spread
 from scorer.judge import outside, registry, rulings  # noqa: F401  (rulings: importing registers the checks)
-from scorer.judge.clock import BatchClock, CoreShare, StageCpu, clock_findings, floor_speedup, prompt_gil_handoff, window_ms
+from scorer.judge.clock import (
+    BatchClock,
+    CoreShare,
+    DeviceSpan,
+    StageCpu,
+    clock_findings,
+    device_calls,
+    floor_speedup,
+    prompt_gil_handoff,
+    window_ms,
+)
+from scorer.judge.device_release import ReleaseOnce
 from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
 from scorer.judge.registry import NativeWatch
 from scorer.judge.rep_budget import timed_subset
@@ -53,6 +64,8 @@ from scorer.workers.protocol import (
     KernelBatch,
     KernelBatchSetup,
     KernelCorrectness,
+    KernelGateEnqueue,
+    KernelGateSetup,
     KernelLoad,
     KernelRelease,
     KernelSetup,
@@ -62,6 +75,10 @@ from scorer.workers.protocol import (
     ReferenceAttach,
     ReferenceCompare,
     ReferenceCompareTimed,
+    ReferenceGateFinish,
+    ReferenceGatePlan,
+    ReferenceGateRelease,
+    ReferenceGateSetup,
     ReferenceSample,
     ReferenceVerifyBatch,
     Request,
@@ -376,12 +393,15 @@ class Judge:
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
-        evidence.clock = best
+        span = self._device_batch(worker, ref, score, best)
+        if score.hacks:
+            return
+        evidence.clock, evidence.device_span = best, span
         self._record(score, registry.rule("clock", evidence))
         # The speedup never rests on the kernel's own clock alone: its time counts as at least the
-        # judge's batch time a call over FLOOR_RATIO, so a forged clock the checks above let through
-        # (their slack covers host-bound small kernels) gains at most that factor.
-        floor_speedup(score.timing, best)
+        # judge's batch time a call over FLOOR_RATIO and, on a GPU, its device-timed batch's over
+        # DEVICE_FLOOR_RATIO, so a forged clock the checks above let through gains at most that.
+        floor_speedup(score.timing, best, span)
 
     def _settle(self) -> None:
         if self.before_timing is not None:
@@ -698,6 +718,69 @@ class Judge:
         batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability, batch_cpu, timed_cpu_ms_per_rep), findings
+
+    def _device_batch(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
+                      clock: BatchClock) -> DeviceSpan | None:
+        """The device-timed batch (GPU; scorer/gpu/release_gate.py) on fresh secret seeds: the
+        kernel's worker enqueues its calls behind a gate, the reference worker opens it after its
+        start event and copies the inputs in, and its device events give the span. None, with the
+        reason in `timing.judge_device_note`, where the task's inputs cannot be slabbed."""
+        timing = score.timing
+        assert timing is not None
+        if self.device.type != "cuda" or not release_gate.available():
+            return None
+        with self._stage("device_clock"):
+            ref.fresh_batch()
+            plan, prepared = ref.plan, ref.prepare()
+            calls = device_calls(timing.kernel_ms or 0.0, len(plan.batch_seeds))  # the reference may fit fewer
+            want = release_gate.flag_value(secrets.randbits(31))
+            # Enqueueing a call took the honest worker less than its batch call: a few times that.
+            after_s = min(5.0, max(0.02, 4 * calls * clock.work_ms() / max(1, clock.calls) / 1e3))
+            with _untrusted_reply("device-timed batch"), hold_gpu(ref.gpu_key()):
+                planned = ref.ask("gate_plan", ReferenceGatePlan(calls, plan.warm_seed), reference_replies.GatePlanReply)
+                if not planned.calls:
+                    timing.judge_device_note = f"no device-timed batch: {planned.why}"
+                    return None
+                calls = planned.calls
+                reply = self._ask(worker, "gate_setup", KernelGateSetup(calls, plan.warm_seed, prepared.output_specs),
+                                  None, self.options.timing_s)
+                shared = replies.BatchSetupReply.parse(reply.header).shared
+                setup = ref.ask("gate_setup", ReferenceGateSetup(shared), reference_replies.GateSetupReply)
+                if setup.violation:
+                    raise ProtocolBroken("device-timed batch", setup.violation)
+                released: list[float] = []
+                with ReleaseOnce(lambda: released.append(ref.ask("gate_release", ReferenceGateRelease(want),
+                                                                  reference_replies.GateReleaseReply).release_ms),
+                                 after_s) as release:
+                    reply = self._ask(worker, "gate_enqueue", KernelGateEnqueue(want), None, self.options.timing_s)
+                finish = ref.ask("gate_finish", ReferenceGateFinish(), reference_replies.GateFinishReply)
+                sampled = ref.ask("batch_sample", ReferenceSample(calls), reference_replies.SampleReply)
+            if released and released[0] > release_gate.RELEASE_VOID_MS:
+                # The device ran the reference worker's release this late (no switch away from the
+                # spinning gate): the gate may have given up first. Nothing of the kernel's did that.
+                timing.judge_device_note = (f"no device-timed batch: the device ran the release {released[0]:.0f} ms "
+                                            "after it was asked")
+                return None
+            if release.by_timer:
+                timing.judge_device_note = (f"the gate opened after {after_s * 1e3:.0f} ms, before the kernel's worker "
+                                            "had enqueued its calls (a forward that waits for the device)")
+            with _untrusted_reply("device-timed batch"):
+                if sampled.violation:
+                    raise ProtocolBroken("device-timed batch", sampled.violation)
+                if sampled.error:
+                    raise StageFailure("runtime_error", f"device-timed batch: {sampled.error}")
+                with hold_gpu(ref.gpu_key(), shared=True):
+                    verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
+                batch = replies.BatchReply.parse(reply.header)
+                findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
+                                            "in the device-timed batch")
+                self._evidence.observed = [batch.observed]
+                findings += registry.rule("batch", self._evidence)
+                findings += [Finding(**f) for f in verdict.findings]
+            self._record(score, findings)
+        span = DeviceSpan(calls, finish.span_ms, setup.copy_ms)
+        timing.judge_device_ms, timing.judge_device_calls = span.bound_ms(), calls
+        return span
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

@@ -33,6 +33,8 @@ from scorer.gpu import interpreter_bf16
 from scorer.gpu.compile_gap import between_pieces, no_pause, shared_gpu_work
 from scorer.gpu.gate import locked_gate
 from scorer.gpu.lock import waited_s
+from scorer.gpu.release_gate import WARM_FLAG, FlagGate
+from scorer.gpu.release_gate import available as flag_gate_available
 from scorer.gpu.timing import Clock, TimingPlan, time_forward
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs
 from scorer.tasks.suites import LibraryPolicy
@@ -44,6 +46,8 @@ from scorer.workers.protocol import (
     KernelBatch,
     KernelBatchSetup,
     KernelCorrectness,
+    KernelGateEnqueue,
+    KernelGateSetup,
     KernelLoad,
     KernelRelease,
     KernelSetup,
@@ -75,6 +79,7 @@ def _scorer_ops() -> Iterator[None]:
 
 
 KERNEL_MODULE = "kernelarena_solution"
+_SLAB_ROW = object()  # in the device-timed batch's arguments: this input is the call's row of its slab
 
 
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -204,6 +209,12 @@ class KernelRole:
         self._between_trials: Callable[[], Any] = no_pause
         self.slabs: list[torch.Tensor] = []
         self.fingerprint: dict[str, Any] = {}
+        # The device-timed batch (scorer/gpu/release_gate.py): its gate, input slabs, the other
+        # arguments of every call, and the event recorded after its calls.
+        self.flag_gate: FlagGate | None = None
+        self.gate_inputs: list[torch.Tensor] = []
+        self.gate_args: list[Any] = []
+        self.gate_done: Any = None
 
     def _variant(self, task_path: Path, overrides: dict[str, Any], name: str) -> TaskVariant:
         module = load_module(task_path, name, overrides)
@@ -259,6 +270,9 @@ class KernelRole:
             # Compiled before kernel.py runs, so the hold comes from Triton's in-memory cache and not
             # from a cache folder the kernel can write to.
             locked_gate(self.device, self.clock.hold_kernel)
+            if flag_gate_available():
+                self.flag_gate = FlagGate(self.device)
+                self.flag_gate.warm(WARM_FLAG)
             residency.settle()
             warm_profiler()
         # After CUDA is up (its libraries are loaded) and before the kernel can run: the bytes the
@@ -603,6 +617,81 @@ class KernelRole:
         # No restart: the set-up's turn restarted right before it, and the warm-up ran this path.
         with self.turns.scorer_turn("the judge-clocked batch", restart=False):
             return self._batch(request, payload)
+
+    # --- the device-timed batch (scorer/gpu/release_gate.py) ---------------------------------------
+    def gate_setup(self, request: KernelGateSetup, payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("the device-timed batch's set-up"):
+            return self._gate_setup(request, payload)
+
+    def _gate_setup(self, request: KernelGateSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
+        """Slabs for `calls` calls' tensor inputs (the reference worker fills them once the gate is
+        armed) and outputs, and a warm-up on their first rows: a row's address may specialize the
+        kernel's launch differently from a whole tensor's, and a compile must not fall in the batch."""
+        assert self.model is not None and self.main is not None and self.flag_gate is not None
+        self._release()
+        self.slabs = []
+        calls = int(request.calls)
+        with _scorer_ops():
+            warm = self._inputs(self.main, int(request.warm_seed))
+            tensors = [a for a in warm if isinstance(a, torch.Tensor)]
+            self.gate_inputs = [a.unsqueeze(0).expand(calls, *a.shape).contiguous() for a in tensors]
+            self.gate_args = [_SLAB_ROW if isinstance(a, torch.Tensor) else a for a in warm]
+            self.slabs = batch_mod.make_slabs(calls, _specs(request.output_specs), self.device)
+            for slab in self.slabs:
+                slab.fill_(float("nan") if slab.is_floating_point() else 0)
+        self.gate_done = torch.cuda.Event(interprocess=True)
+        monitor, model = self._monitor(), self.model
+
+        def forward(*args: Any) -> Any:
+            with monitor:
+                return model(*args)
+
+        call = self.turns.kernel_call(forward)
+        with torch.no_grad():
+            for row in range(min(2, calls)):
+                call(*self._gate_call_args(row))
+        self.flag_gate.flag.zero_()
+        self._sync()
+        with _scorer_ops():
+            shared = {"inputs": share(self.gate_inputs), "slabs": share(self.slabs), "flag": share([self.flag_gate.flag]),
+                      "done": bytes(self.gate_done.ipc_handle()).hex()}
+        return {"ok": True, "shared": shared}, None
+
+    def _gate_call_args(self, row: int) -> list[Any]:
+        slabs = iter(self.gate_inputs)
+        return [next(slabs)[row] if a is _SLAB_ROW else a for a in self.gate_args]
+
+    def gate_enqueue(self, request: KernelGateEnqueue, payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("the device-timed batch", restart=False):
+            return self._gate_enqueue(request, payload)
+
+    def _gate_enqueue(self, request: KernelGateEnqueue, _payload: Any) -> tuple[dict[str, Any], Any]:
+        """The gate, then every call on its slab row, each output copied into its slab, then the
+        event: all enqueued before the reference worker opens the gate (a forward that waits for the
+        device waits for that, and its calls after it then run at the host's pace)."""
+        assert self.model is not None and self.flag_gate is not None and self.gate_done is not None
+        monitor, model = self._monitor(), self.model
+        calls = self.slabs[0].shape[0] if self.slabs else 0
+        elements: list[int] = []
+
+        def forward(*args: Any) -> Any:
+            with monitor:
+                out = model(*args)
+            if not elements:
+                elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
+            return out
+
+        call = self.turns.kernel_call(forward)
+        self.flag_gate(int(request.want))
+        with torch.no_grad():
+            for row in range(calls):
+                outputs = as_output_list(call(*self._gate_call_args(row)))
+                with _scorer_ops():
+                    for slab, out in zip(self.slabs, outputs, strict=False):
+                        slab[row].copy_(out)
+            self.gate_done.record()
+        return {"ok": True, "turns": self.turns.take_observed(),
+                "library": monitor.observe(elements[0] if elements else 0)}, None
 
     def _batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None

@@ -348,6 +348,22 @@ class KernelBatch(Request):
     seeds: list[int]
 
 
+@dataclass(frozen=True)
+class KernelGateSetup(Request):
+    """The device-timed batch's slabs (scorer/gpu/release_gate.py): `calls` rows of each input
+    tensor and each output, the flag words and the interprocess event, shared by CUDA IPC."""
+    op: ClassVar[str] = "gate_setup"
+    calls: int
+    warm_seed: int
+    output_specs: list[list[Any]]
+
+
+@dataclass(frozen=True)
+class KernelGateEnqueue(Request):
+    op: ClassVar[str] = "gate_enqueue"
+    want: int
+
+
 # The reference worker's operations.
 @dataclass(frozen=True)
 class ReferenceEnvironment(Request):
@@ -434,15 +450,44 @@ class ReferenceVerifyBatch(Request):
     op: ClassVar[str] = "verify_batch"
 
 
+@dataclass(frozen=True)
+class ReferenceGatePlan(Request):
+    """Draws the device-timed batch's inputs (the fresh batch's first seeds, as many calls as fit
+    the device's memory, at most `calls`) into the reference worker's own memory, or says why the
+    task's inputs cannot be slabbed."""
+    op: ClassVar[str] = "gate_plan"
+    calls: int
+    warm_seed: int
+
+
+@dataclass(frozen=True)
+class ReferenceGateSetup(Request):
+    """Opens the kernel's device-timed batch slabs and times copying the inputs' bytes into them."""
+    op: ClassVar[str] = "gate_setup"
+    shared: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceGateRelease(Request):
+    op: ClassVar[str] = "gate_release"
+    want: int
+
+
+@dataclass(frozen=True)
+class ReferenceGateFinish(Request):
+    op: ClassVar[str] = "gate_finish"
+
+
 def _by_op(*classes: type[Request]) -> dict[str, type[Request]]:
     return {cls.op: cls for cls in classes}
 
 
 KERNEL_REQUESTS = _by_op(Ping, Exit, KernelSetup, KernelLoad, KernelCorrectness, KernelRelease, KernelTime,
-                         KernelBatchSetup, KernelBatch)
+                         KernelBatchSetup, KernelBatch, KernelGateSetup, KernelGateEnqueue)
 REFERENCE_REQUESTS = _by_op(Ping, Exit, ReferenceEnvironment, ReferencePrepare, ReferenceCompare, ReferenceTime,
                             ReferenceCompareTimed, ReferenceBatchSetup, ReferenceBatch, ReferenceBatchCollect,
-                            ReferenceAttach, ReferenceSample, ReferenceVerifyBatch)
+                            ReferenceAttach, ReferenceSample, ReferenceVerifyBatch, ReferenceGatePlan, ReferenceGateSetup,
+                            ReferenceGateRelease, ReferenceGateFinish)
 
 
 def parse_request(header: dict[str, Any], requests: dict[str, type[Request]]) -> Request:

@@ -123,5 +123,35 @@ class SampleReply:
 
 
 @dataclass(frozen=True)
+class GatePlanReply:
+    """The calls the device-timed batch makes (0: none), and why none where the task's inputs
+    cannot be slabbed (every non-tensor argument the same for every seed, every tensor one at the
+    top level)."""
+    calls: int
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class GateSetupReply:
+    """The least time of copying the inputs' bytes into the kernel's slabs, or what the kernel's
+    worker shared does not fit the batch."""
+    copy_ms: float = 0.0
+    violation: str | None = None
+
+
+@dataclass(frozen=True)
+class GateReleaseReply:
+    """How long the reference worker waited for its start event, copy and flag to run."""
+    release_ms: float
+
+
+@dataclass(frozen=True)
+class GateFinishReply:
+    """The reference worker's device events around the device-timed batch: from before the inputs
+    were copied in to after the kernel's event passed."""
+    span_ms: float
+
+
+@dataclass(frozen=True)
 class Empty:
     """batch_collect, attach, ping."""

@@ -43,6 +43,7 @@ from scorer.tasks.load import as_output_list, build_model, input_digest, load_mo
 from scorer.tasks.suites import IndexOutput
 from scorer.workers import batch as batch_mod
 from scorer.workers import commitment
+from scorer.workers import reference_gate as gate_side
 from scorer.workers.device_share import ShareError, open_shared
 from scorer.workers.environment import collect_environment, pin_cpu_threads
 from scorer.workers.protocol import (
@@ -53,6 +54,10 @@ from scorer.workers.protocol import (
     ReferenceCompare,
     ReferenceCompareTimed,
     ReferenceEnvironment,
+    ReferenceGateFinish,
+    ReferenceGatePlan,
+    ReferenceGateRelease,
+    ReferenceGateSetup,
     ReferencePrepare,
     ReferenceSample,
     ReferenceTime,
@@ -141,6 +146,7 @@ class ReferenceRole:
         self.timed_seeds: list[int] = []
         self.timed_expected: dict[int, list[torch.Tensor]] = {}
         self.bstate: BatchState | None = None
+        self.gate = gate_side.GateSide()
         self.batch_turns = Turns.calibration()
         self.timed_model: Any = None  # what the baseline is timed as (eager, or torch.compile'd)
         self.continued = 0  # times this process was continued after a stop
@@ -460,6 +466,42 @@ class ReferenceRole:
         self.bstate = BatchState(self.bstate.seeds, positions=self.bstate.positions, expected=self.bstate.expected,
                                 challenge=self.bstate.challenge, shapes=self.bstate.shapes)
         return {"ok": True, "findings": [f.to_dict() for f in findings]}, None
+
+
+    # --- the device-timed batch (scorer/workers/reference_gate.py) --------------------------------
+    def gate_plan(self, request: ReferenceGatePlan, _payload: Any) -> tuple[dict[str, Any], Any]:
+        """Outside the clock: the fresh batch's first input sets, as many as fit beside the kernel's
+        slabs of them and of the outputs, staged in this worker's memory."""
+        assert self.main is not None and self.bstate is not None
+        module, seeds = self.main.module, self.bstate.seeds
+        warm = make_inputs(module, int(request.warm_seed), self.device)
+        per_call = 2 * sum(tensor_bytes(a) for a in warm if isinstance(a, torch.Tensor)) + sum(
+            tensor_bytes(t) for t in self.main.sets[0].outputs)
+        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
+        calls = min(int(request.calls), len(seeds), batch_mod.batch_calls("cuda", 1e-3, per_call, free))
+        staged, why = gate_side.draw(calls, lambda i: make_inputs(module, seeds[i], self.device), warm)
+        if why:
+            return {"ok": True, "calls": 0, "why": why}, None
+        self.gate = gate_side.GateSide(staged=staged)
+        self._sync()
+        return {"ok": True, "calls": calls}, None
+
+    def gate_setup(self, request: ReferenceGateSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
+        """The kernel's shares opened and checked against the staged inputs, and the copy timed."""
+        assert self.bstate is not None
+        slabs, violation = gate_side.setup(self.gate, request.shared, self.device)
+        if violation:
+            return {"ok": True, "violation": violation}, None
+        self.bstate.kernel_slabs = slabs
+        return {"ok": True, "copy_ms": gate_side.copy_ms(self.gate)}, None
+
+    def gate_release(self, request: ReferenceGateRelease, _payload: Any) -> tuple[dict[str, Any], Any]:
+        return {"ok": True, "release_ms": gate_side.release(self.gate, int(request.want))}, None
+
+    def gate_finish(self, _request: ReferenceGateFinish, _payload: Any) -> tuple[dict[str, Any], Any]:
+        span = gate_side.finish(self.gate)
+        self.gate = gate_side.GateSide()
+        return {"ok": True, "span_ms": span}, None
 
 
 def batch_findings(state: BatchState, rule: Rule,

@@ -2,6 +2,7 @@
 
 from scorer.judge.rulings import (
                                   channel,
+                                  device_clock,
                                   gpu_hold,
                                   input_hashes,
                                   judge_clock,
@@ -20,6 +21,6 @@ from scorer.judge.rulings import (
                                   static_source,
 )
 
-__all__ = ["channel", "gpu_hold", "input_hashes", "judge_clock", "kernel_turns", "launch_census", "library_calls",
+__all__ = ["channel", "device_clock", "gpu_hold", "input_hashes", "judge_clock", "kernel_turns", "launch_census", "library_calls",
            "native_memory", "output_object", "processes", "protocol", "reference", "reported_timing", "roofline",
            "rubric", "runtime_guard", "static_source"]
