@@ -65,6 +65,10 @@ def forged_kernel(factor: int, folder: Path, task: str, honest: Path) -> Path:
     return path
 
 
+def _ms(value: float | None) -> str:
+    return f"{value:.4g}" if value is not None else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -88,9 +92,12 @@ def main() -> None:
                 rows.append({"task": task, "kernel": name, "verdict": score.verdict,
                              "patterns": sorted({h["pattern"] for h in score.hacks}),
                              "speedup": t.speedup if t else None, "kernel_ms": t.kernel_ms if t else None,
-                             "judge_bound_ms": t.judge_bound_ms if t else None, "floored": t.floored if t else None})
-    print(f"| task | kernel | verdict | speedup | gain over honest | kernel ms | judge bound ms | floored | ({args.device})")
-    print("|---|---|---|---|---|---|---|---|")
+                             "judge_bound_ms": t.judge_bound_ms if t else None, "floored": t.floored if t else None,
+                             "judge_device_ms": t.judge_device_ms if t else None})
+                print(f"scored: {rows[-1]}", flush=True)  # a run cut short by its budget keeps what it scored
+    print(f"| task | kernel | verdict | speedup | gain over honest | kernel ms | judge bound ms | device bound ms | floored "
+          f"| ({args.device})")
+    print("|---|---|---|---|---|---|---|---|---|")
     base: float | None = None
     for r in rows:
         if r["kernel"] == "honest":
@@ -98,8 +105,8 @@ def main() -> None:
         gain = f"{r['speedup'] / base:.2f}x" if r["speedup"] and base and r["verdict"] == "passed" else "-"
         speed = f"{r['speedup']:.4g}" if r["speedup"] else "-"
         verdict = r["verdict"] + (f" ({', '.join(r['patterns'])})" if r["patterns"] else "")
-        print(f"| {r['task']} | {r['kernel']} | {verdict} | {speed} | {gain} | {r['kernel_ms'] or '-'} | "
-              f"{r['judge_bound_ms'] or '-'} | {r['floored']} |")
+        print(f"| {r['task']} | {r['kernel']} | {verdict} | {speed} | {gain} | {_ms(r['kernel_ms'])} | "
+              f"{_ms(r['judge_bound_ms'])} | {_ms(r['judge_device_ms'])} | {r['floored']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 
