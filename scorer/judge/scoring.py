@@ -34,6 +34,7 @@ from scorer.gpu.lock import ensure_lock_files, hold_gpu, waited_s
 from scorer.gpu.timing import median_and_spread
 from scorer.judge import outside, registry, rulings  # noqa: F401  (rulings: importing registers the checks)
 from scorer.judge.clock import (
+    DEVICE_FLOOR_RATIO,
     BatchClock,
     CoreShare,
     DeviceSpan,
@@ -89,6 +90,7 @@ _PR_SET_DUMPABLE = 4
 # A bound that reads too slow is measured again on fresh secret seeds, and the fastest batch
 # counts: each batch is real, verified work, so the fastest is still a bound, while an honest
 # kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
+_DEVICE_TRIES = 2
 _BATCH_TRIES = 3
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
@@ -393,7 +395,7 @@ class Judge:
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
         score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
-        span = self._device_batch(worker, ref, score, best)
+        span = self._device_batches(worker, ref, score, best)
         if score.hacks:
             return
         evidence.clock, evidence.device_span = best, span
@@ -719,6 +721,24 @@ class Judge:
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability, batch_cpu, timed_cpu_ms_per_rep), findings
 
+    def _device_batches(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
+                        clock: BatchClock) -> DeviceSpan | None:
+        """The fastest of up to _DEVICE_TRIES device-timed batches, each on fresh seeds: another is
+        taken only where the first would floor the kernel's time (another process's work on the
+        device slows a span as it slows a batch; each span is real work, so the fastest still bounds)."""
+        timing, best = score.timing, None
+        assert timing is not None
+        for _ in range(_DEVICE_TRIES):
+            span = self._device_batch(worker, ref, score, clock)
+            if span is None or score.hacks:
+                break
+            best = span if best is None or span.bound_ms() < best.bound_ms() else best
+            if (timing.kernel_ms or 0.0) >= best.bound_ms() / DEVICE_FLOOR_RATIO:
+                break
+        if best is not None:
+            timing.judge_device_ms, timing.judge_device_calls = best.bound_ms(), best.calls
+        return best
+
     def _device_batch(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
                       clock: BatchClock) -> DeviceSpan | None:
         """The device-timed batch (GPU; scorer/gpu/release_gate.py) on fresh secret seeds: the
@@ -778,9 +798,7 @@ class Judge:
                 findings += registry.rule("batch", self._evidence)
                 findings += [Finding(**f) for f in verdict.findings]
             self._record(score, findings)
-        span = DeviceSpan(calls, finish.span_ms, setup.copy_ms)
-        timing.judge_device_ms, timing.judge_device_calls = span.bound_ms(), calls
-        return span
+        return DeviceSpan(calls, finish.span_ms, setup.copy_ms)
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:
