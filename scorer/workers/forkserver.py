@@ -248,8 +248,6 @@ def limit_address_space(limit_bytes: int) -> None:
 
 def _prctl(option: int, value: int) -> None:
     try:
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux, or no Yama (PR_SET_PTRACER): nothing to set
