@@ -10,11 +10,10 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 SCORE_VERSION = 1
 
-Verdict = Literal["passed", "incorrect", "compile_error", "runtime_error", "timeout", "hack_detected", "no_kernel"]
 VERDICTS: tuple[str, ...] = ("passed", "incorrect", "compile_error", "runtime_error", "timeout", "hack_detected", "no_kernel")
 
 

@@ -145,15 +145,6 @@ def stop_counting() -> None:
     _LIVE["census"] = None
 
 
-def profile_device_kernels(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """Runs `fn` once under the profiler; returns its result and the device kernel names."""
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        out = fn()
-        torch.cuda.synchronize()
-    names = sorted({evt.name for evt in prof.events() if evt.device_type == torch.autograd.DeviceType.CUDA})
-    return out, names
-
-
 def warm_profiler() -> None:
     """Starts and stops the profiler once with nothing to record: its first start loads and sets up
     CUPTI (host work of about a second), which otherwise falls inside the first call's hold of the

@@ -171,10 +171,9 @@ def _max_offset(t: torch.Tensor) -> int:
 _EVIDENCE_SAMPLE = 1 << 22
 
 
-def host_sample(t: torch.Tensor, like_numel: int | None = None) -> torch.Tensor:
+def host_sample(t: torch.Tensor) -> torch.Tensor:
     """An evenly strided sample of `t` on the host; tensors of the same size get the same positions."""
-    numel = like_numel if like_numel is not None else t.numel()
-    step = max(1, numel // _EVIDENCE_SAMPLE)
+    step = max(1, t.numel() // _EVIDENCE_SAMPLE)
     flat = t.detach().reshape(-1)
     return (flat[::step] if step > 1 else flat).to("cpu")
 
@@ -185,12 +184,10 @@ def explain_mismatch(output: Any, expected: Any, inputs: Sequence[Any]) -> list[
         return []
     try:
         shape = tuple(expected.shape)
-        same_shape = tuple(output.shape) == shape
-        out = host_sample(output) if same_shape else output.detach().reshape(-1)[:0].to("cpu")
-        exp = host_sample(expected)
+        if tuple(output.shape) != shape:
+            return []
+        out, exp = host_sample(output), host_sample(expected)
     except Exception:
-        return []
-    if not same_shape:
         return []
     findings: list[Finding] = []
     if out.is_floating_point() and out.shape == exp.shape and out.numel():
@@ -850,7 +847,7 @@ _TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", 
 _SELF_ACTING = ("/triton/", "/torch/")
 
 
-def _kernel_caller_line(kernel_files: frozenset[str], depth: int = 2) -> int | None:
+def _kernel_caller_line(kernel_files: frozenset[str], depth: int) -> int | None:
     frame = _GETFRAME(depth)
     for _ in range(_MAX_CALL_FRAMES):
         if frame is None:

@@ -96,13 +96,10 @@ class _Rules:
         self.chain_call = HookChain.__call__ if HookChain is not None else None
         self.hooks = _hook_holders()
 
-    def plain_value(self, value: Any) -> bool:
-        kind = type(value)
-        return kind in self.plain or (kind in _PLAIN_TENSORS and not _shadows_tensor_api(value))
-
     def plain_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        # plain_value unrolled: this runs on every launch of a launch-bound forward (129 a forward
-        # for the LSTM solution), where each Python call is a share of what the window saves.
+        # Each value's test written out, not a helper called per value: this runs on every launch
+        # of a launch-bound forward (129 a forward for the LSTM solution), where each Python call
+        # is a share of what the window saves.
         plain, tensors = self.plain, _PLAIN_TENSORS
         for value in args:
             kind = type(value)

@@ -28,13 +28,7 @@ _DISPATCH_LEN = torch._C._len_torch_dispatch_stack
 _DISPATCH_AT = torch._C._get_dispatch_stack_at
 _FUNCTION_LEN = torch._C._len_torch_function_stack
 _FUNCTION_AT = torch._C._get_function_stack_at
-
-
-def _allowed_function_modes() -> tuple[type, ...]:
-    return (DeviceContext,) if DeviceContext is not None else ()
-
-
-_ALLOWED = _allowed_function_modes()
+_ALLOWED: tuple[type, ...] = (DeviceContext,) if DeviceContext is not None else ()
 
 
 def lingering_modes(own: tuple[type, ...] = ()) -> list[str]:

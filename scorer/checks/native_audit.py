@@ -198,7 +198,8 @@ def _own_mapped_paths() -> set[str]:
 
 # --- judge side ------------------------------------------------------------------------------------
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the process runs (a zombie nobody reaps does not)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             state = f.read().rsplit(b")", 1)[1].split()[0]
@@ -268,7 +269,7 @@ def audit_timers(pid: int, fingerprint: dict[str, Any]) -> list[Finding]:
 
 
 def _unreadable(pid: int, why: str) -> list[Finding]:
-    if not _alive(pid):
+    if not alive(pid):
         return []  # the worker is gone; how it ended decides the verdict
     return [Finding("harness-introspection",
                     f"the kernel worker's memory became unreadable after the probe had read it ({why}): "

@@ -311,8 +311,7 @@ class FreezeServer:
             regs, failed = self.freeze(device)
             try:
                 try:
-                    _send(conn, {"frozen": [r.sandbox for r in regs], "failed": failed,
-                                 "freeze_ms": round((time.monotonic() - started) * 1e3, 3)})
+                    _send(conn, {"frozen": [r.sandbox for r in regs], "failed": failed})
                     # Whatever comes next ends the freeze: "thaw", end of file (the judge ended or
                     # died), or the lease's deadline.
                     conn.settimeout(max(0.0, lease_s - (time.monotonic() - started)))
@@ -380,11 +379,10 @@ def _read_line(conn: socket.socket, limit: int = 1 << 16) -> str:
 # --- the judge's side -----------------------------------------------------------------------------
 @dataclass
 class FreezeReport:
-    """What one timed section froze: sandboxes frozen, those that could not be, time spent."""
+    """What one timed section froze: sandboxes frozen, those that could not be."""
 
     frozen: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
-    freeze_ms: float = 0.0
 
 
 def stats() -> dict[str, Any]:
@@ -427,7 +425,6 @@ def exclusive(lock_dir: Path, device: str, lease_s: float = 300.0) -> Iterator[F
             conns.append(conn)
             report.frozen += list(reply.get("frozen", []))
             report.failed.update(dict(reply.get("failed", {})))
-            report.freeze_ms += float(reply.get("freeze_ms", 0.0))
         held = time.monotonic()
         yield report
     finally:

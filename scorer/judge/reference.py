@@ -6,6 +6,7 @@ that a scoring session scores (scorer/judge/session.py); one kernel's scoring ma
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import statistics
 import time
@@ -139,8 +140,6 @@ class ReferenceService:
         """The GPU lock's key: the device's UUID, known before anything of the task runs on it."""
         if self.device.type != "cuda":
             return None
-        import os
-
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
         return str(self._device_env.get("gpu_uuid") or f"cuda-{visible}")
 

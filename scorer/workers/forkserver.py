@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scorer.checks.native_audit import mapped_objects
+from scorer.checks.native_audit import alive, mapped_objects
 
 ENV_SWITCH = "KERNELARENA_FORKSERVER"
 _PR_SET_DUMPABLE = 4
@@ -137,7 +137,7 @@ class ForkServer:
         try:
             reply = self._ask({"op": "status", "pid": pid})
         except ForkServerError:
-            return None if _alive(pid) else STATUS_LOST
+            return None if alive(pid) else STATUS_LOST
         return reply.get("returncode")
 
     def close(self) -> None:
@@ -151,15 +151,6 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a zombie nobody reaps, its server gone, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 _SERVER: ForkServer | None = None
@@ -257,8 +248,6 @@ def limit_address_space(limit_bytes: int) -> None:
 
 def _prctl(option: int, value: int) -> None:
     try:
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux, or no Yama (PR_SET_PTRACER): nothing to set

@@ -157,11 +157,11 @@ def test_poison_leaves_nan_in_fresh_allocations() -> None:
 
 
 def test_profiler_sees_device_kernels() -> None:
-    from scorer.checks.census import profile_device_kernels
+    from scorer.checks.census import profile_device_time
 
     x = torch.randn(512, 512, device="cuda")
-    out, names = profile_device_kernels(lambda: torch.sigmoid(x))
-    assert out.shape == x.shape and names
+    out, times = profile_device_time(lambda: torch.sigmoid(x))
+    assert out.shape == x.shape and times
 
 
 _PRODUCER = """

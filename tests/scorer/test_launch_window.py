@@ -171,7 +171,9 @@ def test_a_copy_from_a_device_to_the_host_is_told_apart() -> None:
     (torch.nn.Parameter(torch.randn(2)), True), ([1, 2], False), (object(), False),
 ])
 def test_plain_values(value: Any, plain: bool) -> None:
-    assert launch_window._Rules().plain_value(value) is plain
+    rules = launch_window._Rules()
+    assert rules.plain_call((value,), {}) is plain
+    assert rules.plain_call((), {"value": value}) is plain
 
 
 def test_a_triton_hook_keeps_launches_watched() -> None:

@@ -319,13 +319,7 @@ class DialectScan(AnalyzerState):
         """load_inline's sources are text a reader can read: literals, names bound to them, templates
         filled in (f-strings, format, replace, join), local functions returning such. Text decoded,
         decompressed, reversed or built from character codes hides the native code from every scan."""
-        for call in ast.walk(self.tree):
-            if not isinstance(call, ast.Call):
-                continue
-            name = self.resolve(call.func) or ""
-            if name.rsplit(".", 1)[-1] not in ("load_inline", "load_cpp_inline"):
-                continue
-            sources = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
+        for call, sources in self.load_inline_calls():
             seen: set[ast.AST] = set()
             stack: list[ast.AST] = list(sources)
             while stack:

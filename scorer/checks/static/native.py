@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from scorer.checks.static.astutil import _fold_str, _strip_cpp_comments
 from scorer.checks.static.rules import (
@@ -57,6 +58,12 @@ class NativeScan(AnalyzerState):
                          "ATen reached past the dispatcher, where the library's work is counted; write the kernel")
 
 
+    def load_inline_calls(self) -> Iterator[tuple[ast.Call, list[ast.expr]]]:
+        """Each load_inline/load_cpp_inline call, with the expressions it is given as sources."""
+        for call in (node for node in ast.walk(self.tree) if isinstance(node, ast.Call)):
+            if (self.resolve(call.func) or "").rsplit(".", 1)[-1] in ("load_inline", "load_cpp_inline"):
+                yield call, list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
+
     def native_source_nodes(self) -> set[ast.AST]:
         """Expressions passed as load_inline/load sources (directly or through a module-level name)."""
         assigned: dict[str, list[ast.AST]] = {}
@@ -66,13 +73,7 @@ class NativeScan(AnalyzerState):
                     if isinstance(t, ast.Name):
                         assigned.setdefault(t.id, []).append(node.value)
         out: set[ast.AST] = set()
-        for call in ast.walk(self.tree):
-            if not isinstance(call, ast.Call):
-                continue
-            name = self.resolve(call.func) or ""
-            if name.rsplit(".", 1)[-1] not in ("load_inline", "load_cpp_inline"):
-                continue
-            args = list(call.args[1:3]) + [k.value for k in call.keywords if k.arg in ("cpp_sources", "cuda_sources")]
+        for _call, args in self.load_inline_calls():
             for a in args:
                 for v in [a] + assigned.get(a.id, []) if isinstance(a, ast.Name) else [a]:
                     out.update(e for e in ast.walk(v) if isinstance(e, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)))

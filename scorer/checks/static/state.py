@@ -9,6 +9,7 @@ call still reaches the analyzer's (or another scan's) definition.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from scorer.checks.catalog import Severity
@@ -35,3 +36,5 @@ class AnalyzerState:
         def locally_defined(self, name: str) -> bool: ...
 
         def native_source_nodes(self) -> set[ast.AST]: ...
+
+        def load_inline_calls(self) -> Iterator[tuple[ast.Call, list[ast.expr]]]: ...
