@@ -660,8 +660,6 @@ def main() -> None:
             elif part == "forged":
                 lines = part_script(args.out, "forged", "benchmarks/forged_clock_gain.py", budget,
                                     ("--device", args.device, "--factors", "2,4,8", "--tasks", FORGED_TASKS), table_lines=16)
-            elif part == "gated":
-                lines = part_script(args.out, "gated", "benchmarks/gated_batch_probe.py", budget, table_lines=12)
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget,
                                     ("--task", "level3_4_lstm,level4_1_mla_attention"), table_lines=17)

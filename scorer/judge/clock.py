@@ -131,22 +131,24 @@ CPU_VERDICT_SHARE = 0.5
 
 @dataclass(frozen=True)
 class DeviceSpan:
-    """The device-timed batch (scorer/gpu/release_gate.py): `calls` calls enqueued behind a gate,
-    timed by the reference worker's device events from before it copied their inputs in to after
-    the kernel's event passed, and its least time for that copy alone."""
+    """The device-timed batch (scorer/gpu/release_gate.py): `calls` calls enqueued behind a gate
+    before their inputs existed, timed by the judge from the reference worker's reply that it had
+    copied the inputs in and opened the gate to its reply that it had read every row at the secret
+    positions, less the round trips of the kernel worker's wait and of that read."""
     calls: int
-    span_ms: float
-    copy_ms: float
+    total_ms: float
+    round_trip_ms: float
+    round_trips: int = 2
 
     def bound_ms(self) -> float:
-        return max(0.0, (self.span_ms - self.copy_ms) / max(1, self.calls))
+        return max(0.0, (self.total_ms - self.round_trips * self.round_trip_ms) / max(1, self.calls))
 
 
 # On a GPU the kernel's time counts as at least its device-timed bound over this factor. The span
 # holds no host work of the kernel's but what runs after a wait for the device inside forward (the
 # calls after it go at the host's pace, as in its timed repetitions, whose events see the same
-# waits), plus two switches between the workers' CUDA contexts: an honest kernel reads near its
-# event median, a forged clock gains at most this factor.
+# waits), plus the switches between the workers' CUDA contexts and the reading of the rows: an
+# honest kernel reads near its event median, a forged clock gains at most this factor.
 DEVICE_FLOOR_RATIO = 1.5
 # The verdict keeps the host clock's ratio (a forward that waits for the device reads its host
 # pace in the span), with a slack for the context switches instead of the host clock's.
@@ -174,10 +176,10 @@ def device_findings(times_ms: list[float], span: DeviceSpan) -> list[Finding]:
     allowed = bound / RATIO["cuda"] - DEVICE_SLACK_MS
     if kernel_ms < allowed:
         return [Finding("timer-patching",
-                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the reference "
-                        f"worker's device events measured {bound:.4g} ms a call over {span.calls} calls enqueued behind "
-                        f"a gate and run on inputs copied in after its start event ({span.span_ms:.4g} ms in all, less "
-                        f"{span.copy_ms:.3g} ms for the copy; allowed down to bound / {RATIO['cuda']:g} - "
+                        f"the kernel's timer reported {kernel_ms:.4g} ms a call (upper quartile), but the judge's clock "
+                        f"measured {bound:.4g} ms a call over {span.calls} calls enqueued behind a gate and run on inputs "
+                        f"copied in when it opened ({span.total_ms:.4g} ms in all, less {span.round_trips} x "
+                        f"{span.round_trip_ms:.3g} ms round trip; allowed down to bound / {RATIO['cuda']:g} - "
                         f"{DEVICE_SLACK_MS:g} ms = {allowed:.4g} ms): the reported times are not real")]
     return []
 

@@ -12,6 +12,7 @@ release is raised in the judge's thread.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -23,6 +24,7 @@ class ReleaseOnce:
         self._done = False
         self._error: BaseException | None = None
         self.by_timer = False  # the delay ran out before the kernel's worker replied
+        self.released_at: float | None = None  # perf_counter once the release returned: the batch's clock starts
         self._timer = threading.Timer(after_s, self._fire)
         self._timer.daemon = True
 
@@ -34,6 +36,7 @@ class ReleaseOnce:
             self.by_timer = threading.current_thread() is self._timer
             try:
                 self._release()
+                self.released_at = time.perf_counter()
             except BaseException as exc:  # raised again in the judge's thread
                 self._error = exc
 

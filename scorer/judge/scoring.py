@@ -67,6 +67,7 @@ from scorer.workers.protocol import (
     KernelCorrectness,
     KernelGateEnqueue,
     KernelGateSetup,
+    KernelGateWait,
     KernelLoad,
     KernelRelease,
     KernelSetup,
@@ -76,7 +77,6 @@ from scorer.workers.protocol import (
     ReferenceAttach,
     ReferenceCompare,
     ReferenceCompareTimed,
-    ReferenceGateFinish,
     ReferenceGatePlan,
     ReferenceGateRelease,
     ReferenceGateSetup,
@@ -742,9 +742,10 @@ class Judge:
     def _device_batch(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
                       clock: BatchClock) -> DeviceSpan | None:
         """The device-timed batch (GPU; scorer/gpu/release_gate.py) on fresh secret seeds: the
-        kernel's worker enqueues its calls behind a gate, the reference worker opens it after its
-        start event and copies the inputs in, and its device events give the span. None, with the
-        reason in `timing.judge_device_note`, where the task's inputs cannot be slabbed."""
+        kernel's worker enqueues its calls behind a gate, the reference worker copies the inputs in
+        and opens it, and the judge's clock runs from that to the rows read at secret positions
+        after the kernel's worker waited for its calls. None, with the reason in
+        `timing.judge_device_note`, where the task's inputs cannot be slabbed."""
         timing = score.timing
         assert timing is not None
         if self.device.type != "cuda" or not release_gate.available():
@@ -773,8 +774,11 @@ class Judge:
                                                                   reference_replies.GateReleaseReply).release_ms),
                                  after_s) as release:
                     reply = self._ask(worker, "gate_enqueue", KernelGateEnqueue(want), None, self.options.timing_s)
-                finish = ref.ask("gate_finish", ReferenceGateFinish(), reference_replies.GateFinishReply)
+                replies.GateWaitReply.parse(self._ask(worker, "gate_wait", KernelGateWait(), None,
+                                                      self.options.timing_s).header)
                 sampled = ref.ask("batch_sample", ReferenceSample(calls), reference_replies.SampleReply)
+                assert release.released_at is not None
+                total_ms = (time.perf_counter() - release.released_at) * 1e3
             if released and released[0] > release_gate.RELEASE_VOID_MS:
                 # The device ran the reference worker's release this late (no switch away from the
                 # spinning gate): the gate may have given up first. Nothing of the kernel's did that.
@@ -798,7 +802,7 @@ class Judge:
                 findings += registry.rule("batch", self._evidence)
                 findings += [Finding(**f) for f in verdict.findings]
             self._record(score, findings)
-        return DeviceSpan(calls, finish.span_ms, setup.copy_ms)
+        return DeviceSpan(calls, total_ms, ref.rtt_ms)
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:

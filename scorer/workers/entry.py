@@ -75,13 +75,12 @@ def _role_handlers(role: str, ask: Callable[[TimedStep], TimedNext]) -> dict[str
         return {"environment": ref.environment, "prepare": ref.prepare, "time": ref.time, "compare": ref.compare,
                 "compare_timed": ref.compare_timed, "batch_setup": ref.batch_setup, "batch": ref.batch,
                 "batch_collect": ref.batch_collect, "attach": ref.attach, "sample": ref.sample, "verify_batch": ref.verify_batch,
-                "gate_plan": ref.gate_plan, "gate_setup": ref.gate_setup, "gate_release": ref.gate_release,
-                "gate_finish": ref.gate_finish}
+                "gate_plan": ref.gate_plan, "gate_setup": ref.gate_setup, "gate_release": ref.gate_release}
     ker = KernelRole(_CLOCK, ask)
     return {"setup": ker.setup, "load": ker.load, "release": ker.release, "correctness": ker.correctness,
             "time": ker.time,
             "batch_setup": ker.batch_setup, "batch": ker.batch, "gate_setup": ker.gate_setup,
-            "gate_enqueue": ker.gate_enqueue}
+            "gate_enqueue": ker.gate_enqueue, "gate_wait": ker.gate_wait}
 
 
 def warm_device(device: str) -> None:

@@ -48,6 +48,7 @@ from scorer.workers.protocol import (
     KernelCorrectness,
     KernelGateEnqueue,
     KernelGateSetup,
+    KernelGateWait,
     KernelLoad,
     KernelRelease,
     KernelSetup,
@@ -209,12 +210,11 @@ class KernelRole:
         self._between_trials: Callable[[], Any] = no_pause
         self.slabs: list[torch.Tensor] = []
         self.fingerprint: dict[str, Any] = {}
-        # The device-timed batch (scorer/gpu/release_gate.py): its gate, input slabs, the other
-        # arguments of every call, and the event recorded after its calls.
+        # The device-timed batch (scorer/gpu/release_gate.py): its gate, input slabs and the other
+        # arguments of every call.
         self.flag_gate: FlagGate | None = None
         self.gate_inputs: list[torch.Tensor] = []
         self.gate_args: list[Any] = []
-        self.gate_done: Any = None
 
     def _variant(self, task_path: Path, overrides: dict[str, Any], name: str) -> TaskVariant:
         module = load_module(task_path, name, overrides)
@@ -639,7 +639,6 @@ class KernelRole:
             self.slabs = batch_mod.make_slabs(calls, _specs(request.output_specs), self.device)
             for slab in self.slabs:
                 slab.fill_(float("nan") if slab.is_floating_point() else 0)
-        self.gate_done = torch.cuda.Event(interprocess=True)
         monitor, model = self._monitor(), self.model
 
         def forward(*args: Any) -> Any:
@@ -653,8 +652,7 @@ class KernelRole:
         self.flag_gate.flag.zero_()
         self._sync()
         with _scorer_ops():
-            shared = {"inputs": share(self.gate_inputs), "slabs": share(self.slabs), "flag": share([self.flag_gate.flag]),
-                      "done": bytes(self.gate_done.ipc_handle()).hex()}
+            shared = {"inputs": share(self.gate_inputs), "slabs": share(self.slabs), "flag": share([self.flag_gate.flag])}
         return {"ok": True, "shared": shared}, None
 
     def _gate_call_args(self, row: int) -> list[Any]:
@@ -666,10 +664,10 @@ class KernelRole:
             return self._gate_enqueue(request, payload)
 
     def _gate_enqueue(self, request: KernelGateEnqueue, _payload: Any) -> tuple[dict[str, Any], Any]:
-        """The gate, then every call on its slab row, each output copied into its slab, then the
-        event: all enqueued before the reference worker opens the gate (a forward that waits for the
-        device waits for that, and its calls after it then run at the host's pace)."""
-        assert self.model is not None and self.flag_gate is not None and self.gate_done is not None
+        """The gate, then every call on its slab row, each output copied into its slab: all enqueued
+        before the reference worker opens the gate (a forward that waits for the device waits for
+        that, and its calls after it then run at the host's pace)."""
+        assert self.model is not None and self.flag_gate is not None
         monitor, model = self._monitor(), self.model
         calls = self.slabs[0].shape[0] if self.slabs else 0
         elements: list[int] = []
@@ -689,9 +687,13 @@ class KernelRole:
                 with _scorer_ops():
                     for slab, out in zip(self.slabs, outputs, strict=False):
                         slab[row].copy_(out)
-            self.gate_done.record()
         return {"ok": True, "turns": self.turns.take_observed(),
                 "library": monitor.observe(elements[0] if elements else 0)}, None
+
+    def gate_wait(self, _request: KernelGateWait, _payload: Any) -> tuple[dict[str, Any], Any]:
+        with self.turns.scorer_turn("the device-timed batch's wait", restart=False):
+            self._sync()
+        return {"ok": True}, None
 
     def _batch(self, request: KernelBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.model is not None and self.main is not None

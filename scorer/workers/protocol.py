@@ -351,7 +351,7 @@ class KernelBatch(Request):
 @dataclass(frozen=True)
 class KernelGateSetup(Request):
     """The device-timed batch's slabs (scorer/gpu/release_gate.py): `calls` rows of each input
-    tensor and each output, the flag words and the interprocess event, shared by CUDA IPC."""
+    tensor and each output, and the flag words, shared by CUDA IPC."""
     op: ClassVar[str] = "gate_setup"
     calls: int
     warm_seed: int
@@ -362,6 +362,12 @@ class KernelGateSetup(Request):
 class KernelGateEnqueue(Request):
     op: ClassVar[str] = "gate_enqueue"
     want: int
+
+
+@dataclass(frozen=True)
+class KernelGateWait(Request):
+    """Waits for the device-timed batch's calls to finish, then replies."""
+    op: ClassVar[str] = "gate_wait"
 
 
 # The reference worker's operations.
@@ -462,7 +468,7 @@ class ReferenceGatePlan(Request):
 
 @dataclass(frozen=True)
 class ReferenceGateSetup(Request):
-    """Opens the kernel's device-timed batch slabs and times copying the inputs' bytes into them."""
+    """Opens the kernel's device-timed batch slabs and checks them against the staged inputs."""
     op: ClassVar[str] = "gate_setup"
     shared: dict[str, Any] | None = None
 
@@ -473,21 +479,17 @@ class ReferenceGateRelease(Request):
     want: int
 
 
-@dataclass(frozen=True)
-class ReferenceGateFinish(Request):
-    op: ClassVar[str] = "gate_finish"
-
 
 def _by_op(*classes: type[Request]) -> dict[str, type[Request]]:
     return {cls.op: cls for cls in classes}
 
 
 KERNEL_REQUESTS = _by_op(Ping, Exit, KernelSetup, KernelLoad, KernelCorrectness, KernelRelease, KernelTime,
-                         KernelBatchSetup, KernelBatch, KernelGateSetup, KernelGateEnqueue)
+                         KernelBatchSetup, KernelBatch, KernelGateSetup, KernelGateEnqueue, KernelGateWait)
 REFERENCE_REQUESTS = _by_op(Ping, Exit, ReferenceEnvironment, ReferencePrepare, ReferenceCompare, ReferenceTime,
                             ReferenceCompareTimed, ReferenceBatchSetup, ReferenceBatch, ReferenceBatchCollect,
                             ReferenceAttach, ReferenceSample, ReferenceVerifyBatch, ReferenceGatePlan, ReferenceGateSetup,
-                            ReferenceGateRelease, ReferenceGateFinish)
+                            ReferenceGateRelease)
 
 
 def parse_request(header: dict[str, Any], requests: dict[str, type[Request]]) -> Request:

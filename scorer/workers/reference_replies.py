@@ -133,9 +133,7 @@ class GatePlanReply:
 
 @dataclass(frozen=True)
 class GateSetupReply:
-    """The least time of copying the inputs' bytes into the kernel's slabs, or what the kernel's
-    worker shared does not fit the batch."""
-    copy_ms: float = 0.0
+    """What the kernel's worker shared does not fit the batch, if anything."""
     violation: str | None = None
 
 
@@ -143,13 +141,6 @@ class GateSetupReply:
 class GateReleaseReply:
     """How long the reference worker waited for its start event, copy and flag to run."""
     release_ms: float
-
-
-@dataclass(frozen=True)
-class GateFinishReply:
-    """The reference worker's device events around the device-timed batch: from before the inputs
-    were copied in to after the kernel's event passed."""
-    span_ms: float
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,6 @@ from scorer.workers.protocol import (
     ReferenceCompare,
     ReferenceCompareTimed,
     ReferenceEnvironment,
-    ReferenceGateFinish,
     ReferenceGatePlan,
     ReferenceGateRelease,
     ReferenceGateSetup,
@@ -487,21 +486,18 @@ class ReferenceRole:
         return {"ok": True, "calls": calls}, None
 
     def gate_setup(self, request: ReferenceGateSetup, _payload: Any) -> tuple[dict[str, Any], Any]:
-        """The kernel's shares opened and checked against the staged inputs, and the copy timed."""
+        """The kernel's shares opened and checked against the staged inputs."""
         assert self.bstate is not None
         slabs, violation = gate_side.setup(self.gate, request.shared, self.device)
         if violation:
             return {"ok": True, "violation": violation}, None
         self.bstate.kernel_slabs = slabs
-        return {"ok": True, "copy_ms": gate_side.copy_ms(self.gate)}, None
+        return {"ok": True}, None
 
     def gate_release(self, request: ReferenceGateRelease, _payload: Any) -> tuple[dict[str, Any], Any]:
-        return {"ok": True, "release_ms": gate_side.release(self.gate, int(request.want))}, None
-
-    def gate_finish(self, _request: ReferenceGateFinish, _payload: Any) -> tuple[dict[str, Any], Any]:
-        span = gate_side.finish(self.gate)
-        self.gate = gate_side.GateSide()
-        return {"ok": True, "span_ms": span}, None
+        release_ms = gate_side.release(self.gate, int(request.want))
+        self.gate = gate_side.GateSide()  # the kernel's output slabs stay open in the batch state
+        return {"ok": True, "release_ms": release_ms}, None
 
 
 def batch_findings(state: BatchState, rule: Rule,

@@ -583,6 +583,14 @@ class BatchSetupReply:
 
 
 @dataclass(frozen=True)
+class GateWaitReply:
+    @classmethod
+    def parse(cls, header: dict[str, Any]) -> GateWaitReply:
+        _keys(header, {"ok"}, {"worker_s"}, "the device-timed batch's wait reply")
+        return cls()
+
+
+@dataclass(frozen=True)
 class BatchReply:
     observed: InProcess
     library: LibraryObservation

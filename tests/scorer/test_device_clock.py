@@ -27,15 +27,15 @@ from scorer.tasks.suites import Suite
 from scorer.workers import reference_gate
 
 
-def test_the_device_bound_takes_the_copy_off_and_divides_by_the_calls() -> None:
-    assert DeviceSpan(calls=10, span_ms=12.0, copy_ms=2.0).bound_ms() == pytest.approx(1.0)
-    assert DeviceSpan(calls=4, span_ms=1.0, copy_ms=3.0).bound_ms() == 0.0
+def test_the_device_bound_takes_the_round_trips_off_and_divides_by_the_calls() -> None:
+    assert DeviceSpan(calls=10, total_ms=12.0, round_trip_ms=1.0).bound_ms() == pytest.approx(1.0)
+    assert DeviceSpan(calls=4, total_ms=1.0, round_trip_ms=3.0).bound_ms() == 0.0
 
 
 def test_times_below_the_device_bound_over_the_ratio_are_a_forged_clock() -> None:
-    span = DeviceSpan(calls=10, span_ms=12.0, copy_ms=2.0)  # 1 ms a call
+    span = DeviceSpan(calls=10, total_ms=12.0, round_trip_ms=1.0)  # 1 ms a call
     forged = device_findings([0.3] * 20, span)
-    assert [f.pattern for f in forged] == ["timer-patching"] and "device events" in forged[0].evidence
+    assert [f.pattern for f in forged] == ["timer-patching"] and "behind a gate" in forged[0].evidence
     assert device_findings([0.5] * 20, span) == []
     # The upper quartile is held, so a few slow repetitions do not rescue a forged median.
     assert device_findings([0.1] * 15 + [5.0] * 5, span) != []
@@ -45,11 +45,11 @@ def test_times_below_the_device_bound_over_the_ratio_are_a_forged_clock() -> Non
 def test_the_speedup_counts_the_kernel_at_no_less_than_its_device_bound_over_the_ratio() -> None:
     timing = TimingResult(device="cuda", timer="cuda_event", baseline_ms=1.0, kernel_ms=0.2, speedup=5.0)
     wall = BatchClock(calls=10, total_ms=3.0, round_trip_ms=0.1, round_trips=2, overhead_ms_per_call=0.0)
-    floor_speedup(timing, wall, DeviceSpan(calls=10, span_ms=6.0, copy_ms=0.0))
+    floor_speedup(timing, wall, DeviceSpan(calls=10, total_ms=6.0, round_trip_ms=0.0))
     assert timing.judge_floor_ms == pytest.approx(0.6 / DEVICE_FLOOR_RATIO)
     assert timing.floored and timing.speedup == pytest.approx(1.0 / (0.6 / DEVICE_FLOOR_RATIO))
     honest = TimingResult(device="cuda", timer="cuda_event", baseline_ms=1.0, kernel_ms=0.55, speedup=1.0 / 0.55)
-    floor_speedup(honest, wall, DeviceSpan(calls=10, span_ms=6.0, copy_ms=0.0))
+    floor_speedup(honest, wall, DeviceSpan(calls=10, total_ms=6.0, round_trip_ms=0.0))
     assert not honest.floored and honest.speedup == pytest.approx(1.0 / 0.55)
 
 
@@ -65,6 +65,7 @@ def test_the_release_opens_the_gate_once_on_the_reply() -> None:
     with ReleaseOnce(lambda: opened.append(threading.current_thread().name), after_s=5.0) as release:
         pass  # the worker replied at once
     assert opened == [threading.current_thread().name] and not release.by_timer
+    assert release.released_at is not None
 
 
 def test_the_release_opens_the_gate_after_the_delay_when_the_worker_waits_for_it() -> None:
