@@ -592,6 +592,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, dict[
                         "one run of the suites for each (default: --workers)")
     parser.add_argument("--demo-workers", type=int, default=1,
                         help="demo runs at once: 1, so the three timings of a kernel see an otherwise idle machine")
+    parser.add_argument("--forged-tasks", default=FORGED_TASKS, help="forged part: comma list of task ids")
     parser.add_argument("--pytest-files", default=PYTEST_FILES, help="pytest part: comma list of test paths")
     parser.add_argument("--busy-tasks", default="", help="busy part: comma list of task ids (default: every "
                         "demo and kernelbench reference solution)")
@@ -659,7 +660,7 @@ def main() -> None:
                                     ("--device", args.device))
             elif part == "forged":
                 lines = part_script(args.out, "forged", "benchmarks/forged_clock_gain.py", budget,
-                                    ("--device", args.device, "--factors", "2,4,8", "--tasks", FORGED_TASKS), table_lines=16)
+                                    ("--device", args.device, "--factors", "2,4,8", "--tasks", args.forged_tasks), table_lines=16)
             elif part == "launch":
                 lines = part_script(args.out, "launch_overhead", "benchmarks/launch_overhead.py", budget,
                                     ("--task", "level3_4_lstm,level4_1_mla_attention"), table_lines=17)
