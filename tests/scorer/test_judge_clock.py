@@ -96,40 +96,12 @@ def test_the_judge_clock_rejects_times_its_own_clock_does_not_see(demo) -> None:
     assert score.timing is not None and score.timing.judge_bound_ms > 4 * score.timing.kernel_ms
 
 
-def test_window_check_holds_the_reps_against_their_own_gaps() -> None:
-    """The flake it fixes, in figures: a forged 1/8 clock whose repetitions ran under twice the load
-    of its batch passes the batch check but not the window check; honest repetitions whose inputs
-    took 3x their calibration pass both."""
-    from scorer.judge.clock import window_findings, window_ms
+def test_the_window_figure_is_the_median_gap_less_round_trip_inputs_and_flush() -> None:
+    from scorer.judge.clock import window_ms
 
-    clock = BatchClock(calls=8, total_ms=8 * 110.0 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
-    loaded = [220.0 / 8] * 20  # the forged clock reads 1/8 of repetitions that took 220 ms
-    gaps = [220.0 + 1.0 + 2.0] * 20
-    assert clock_findings(loaded, clock, "cpu") == []
-    (found,) = window_findings(loaded, gaps, clock, "cpu")
-    assert found.pattern == "timer-patching" and "timed repetitions took 223 ms" in found.evidence
-    assert window_ms(gaps, clock) == 220.0 and window_ms([], clock) is None
-    honest_tiny = [0.3] * 20
-    assert window_findings(honest_tiny, [0.3 + 1.0 + 3 * 2.0] * 20, clock, "cpu") == []
-    assert window_findings([110.0] * 20, [113.0] * 20, clock, "cpu") == []
-    assert window_findings(loaded, gaps, clock, "cuda") == []  # recorded, not judged, on a GPU
-
-
-def test_window_check_takes_the_cache_flush_off_each_gap() -> None:
-    """An honest 0.2 ms C++ kernel on a loaded 2-core box: each repetition's gap held a 32 MiB
-    cache flush of 6-17 ms, which the calibration did not cover, and the window check read a
-    forged clock. The flush, measured by the reference worker, now comes off; a forged 1/8 clock
-    on calls longer than the flush is still caught."""
-    from scorer.judge.clock import window_findings, window_ms
-
-    bare = BatchClock(calls=8, total_ms=8 * 0.5 + 2, round_trip_ms=0.3, round_trips=2, overhead_ms_per_call=0.25)
-    flushed = BatchClock(**{**bare.__dict__, "flush_ms": 6.0})
-    honest, gaps = [0.2] * 100, [0.2 + 0.3 + 0.25 + 7.2] * 100  # the flush ran 1.2x slower than measured
-    assert window_findings(honest, gaps, bare, "cpu")  # the false verdict, without the flush
-    assert window_findings(honest, gaps, flushed, "cpu") == []
-    assert abs(window_ms(gaps, flushed) - 1.4) < 1e-9
-    forged, forged_gaps = [160.0 / 8] * 20, [160.0 + 0.3 + 0.25 + 6.0] * 20
-    assert window_findings(forged, forged_gaps, flushed, "cpu")
+    clock = BatchClock(calls=8, total_ms=8 * 110.0 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0,
+                       flush_ms=6.0)
+    assert window_ms([220.0 + 1.0 + 2.0 + 6.0] * 20, clock) == 220.0 and window_ms([], clock) is None
 
 
 def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
@@ -144,36 +116,6 @@ def test_rep_feed_stamps_each_step_on_the_judges_clock() -> None:
         time.sleep(0.02 if done < 2 else 0)
     gaps = feed.intervals_ms()
     assert len(gaps) == 3 and all(g >= 19.0 for g in gaps), gaps
-
-
-def test_window_check_alone_catches_a_native_forged_clock(monkeypatch) -> None:
-    """End to end on CPU with the batch check switched off, on a host whose scheduler statistics
-    cannot be read (the window is judged only there: where they can, the batch call's CPU time
-    judges the repetitions): the GOT-rewriting clock (it slows every monotonic clock in the
-    kernel's process 8x) is caught by the gaps between its repetitions."""
-    from pathlib import Path
-
-    from scorer import ScoreOptions
-    from scorer.checks import static as static_checks
-    from scorer.gpu import contention
-    from scorer.judge import scoring
-    from scorer.judge.rulings import judge_clock
-    from scorer.judge.session import ScoringSession
-    from scorer.tasks.suites import load_suite
-
-    monkeypatch.setattr(scoring, "clock_findings", lambda *a, **k: [])
-    monkeypatch.setattr(judge_clock, "clock_findings", lambda *a, **k: [])
-    monkeypatch.setattr(contention, "run_delay_ms", lambda pid: None)
-    # The kernel dialect refuses its decoded C++ source before it runs; this is the clock's test.
-    monkeypatch.setattr(static_checks, "analyze_source", lambda *a, **k: [])
-    root = Path(__file__).resolve().parents[2]
-    kernel = root / "tests" / "hacks" / "attacks" / "timer-patching" / "native_got_interposer.py"
-    with ScoringSession(ScoreOptions(device="cpu", seeds=2, warmup=1, repetitions=5)) as session:
-        score = session.score(load_suite("kernelbench"), "level4_6_rope_attention", kernel, device="cpu")
-    hacks = [h for h in score.hacks if h["pattern"] == "timer-patching"]
-    assert score.verdict == "hack_detected" and hacks, (score.verdict, score.error, score.hacks)
-    assert "timed repetitions took" in hacks[0]["evidence"]
-    assert score.timing is not None and score.timing.judge_window_ms > 4 * score.timing.kernel_ms
 
 
 def test_a_judge_makes_the_gil_change_hands_promptly(demo) -> None:
@@ -196,48 +138,6 @@ def test_a_judge_makes_the_gil_change_hands_promptly(demo) -> None:
         assert sys.getswitchinterval() <= GIL_SWITCH_S
     finally:
         sys.setswitchinterval(default)
-
-
-def test_the_window_is_the_workers_cpu_time_where_the_wall_clock_waited_for_cores() -> None:
-    """CI's flake: an honest kernel's 3 repetitions read 36.7 ms each on the judge's clock against
-    5.5 ms on its own, beside the other test worker. Waiting for a core costs the worker no CPU
-    time; a forged clock's hidden work does."""
-    from scorer.judge.clock import window_findings
-
-    clock = BatchClock(calls=8, total_ms=8 * 5.5 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
-    honest = [5.5] * 3
-    (wall_only,) = window_findings(honest, [36.7] * 3, clock, "cpu")  # the false verdict, by the wall clock
-    assert wall_only.pattern == "timer-patching"
-    assert window_findings(honest, [36.7] * 3, clock, "cpu", cpu_ms_per_rep=8.9) == []
-    # the GOT interposer reads 1/8 of what its repetitions cost, in CPU time too
-    (forged,) = window_findings([20.0] * 3, [170.0] * 3, clock, "cpu", cpu_ms_per_rep=163.0)
-    assert "the worker's CPU time 163 ms a repetition" in forged.evidence
-    # more CPU than wall (threads of its own) never raises the gap above the judge's clock
-    assert window_findings(honest, [8.0] * 3, clock, "cpu", cpu_ms_per_rep=60.0) == []
-
-
-def test_the_window_counts_the_kernels_own_times_at_its_share_of_a_core() -> None:
-    """CI's miss: on a loaded box the kernel thread got about a third of a core, so a clock forged to
-    1/8 reported 3/8 of the repetition's CPU time, above CPU time / 4. Held at the share the
-    scheduler gave it, the forged figure is 1/8 again, and an honest one slowed alike still passes."""
-    from scorer.judge.clock import window_findings
-
-    clock = BatchClock(calls=8, total_ms=8 * 5.5 + 2, round_trip_ms=1.0, round_trips=2, overhead_ms_per_call=2.0)
-    cpu, share = 160.0, 1 / 3
-    forged, honest, wall = [cpu / share / 8] * 5, [(cpu - 3.0) / share] * 5, [(cpu + 40.0) / share] * 5
-    assert window_findings(forged, wall, clock, "cpu", cpu_ms_per_rep=cpu) == []  # the miss, share unknown
-    (found,) = window_findings(forged, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share)
-    assert "33% share of a core" in found.evidence
-    assert window_findings(honest, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share) == []
-    # an honest kernel that had the core to itself while timed, and waited only between repetitions
-    assert window_findings([cpu - 3.0] * 5, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=share) == []
-    # ... however little of a core the stage had: below 1 / RATIO the share counts as 1 / RATIO
-    assert window_findings([cpu - 3.0] * 5, wall, clock, "cpu", cpu_ms_per_rep=cpu, availability=0.05) == []
-    (starved,) = window_findings([cpu / 0.2 / 8] * 5, [(cpu + 40.0) / 0.2] * 5, clock, "cpu", cpu_ms_per_rep=cpu,
-                                 availability=0.2)
-    assert "25% share of a core" in starved.evidence
-    # where the wall clock is the lower gap, the share plays no part
-    assert window_findings([cpu] * 5, [cpu + 3.0] * 5, clock, "cpu", cpu_ms_per_rep=cpu * 2, availability=0.1) == []
 
 
 def test_the_judge_reads_a_workers_cpu_time_over_its_whole_tree() -> None:
@@ -387,22 +287,16 @@ def test_a_burst_of_load_on_the_timed_stage_alone_is_no_forged_clock() -> None:
     assert clock_findings(honest, burst, "cuda") != []
 
 
-def test_where_the_batch_calls_cpu_time_was_read_the_window_is_a_figure_only() -> None:
+def test_the_honest_kernel_the_window_rejected_passes_and_the_forgery_it_was_built_for_is_caught() -> None:
     """CI's false verdict of 2026-12-07 (ci21): the honest swish_cpp_loop_portable reported 0.3044 ms
     a call, and its repetitions took 9.335 ms on the judge's clock and 9.438 ms of the worker's CPU
-    time, of which only 1.43 ms were calibrated: the window check rejected it. With the batch call's
-    CPU time read, that rule judges the repetitions and the window is recorded, not judged."""
-    from scorer.judge.clock import window_findings
-
-    honest, gaps = [0.3044] * 3, [9.335] * 3
-    unread = BatchClock(8, 8 * 1.9 + 0.4, 0.2, 2, 0.73, flush_ms=0.5)
-    (found,) = window_findings(honest, gaps, unread, "cpu", cpu_ms_per_rep=9.438, availability=0.9)
-    assert "timed repetitions took 9.335 ms" in found.evidence
+    time, of which only 1.43 ms were calibrated: the window check rejected it. The window is a
+    figure now; the batch call's CPU time judges the repetitions."""
+    honest = [0.3044] * 3
     read = BatchClock(8, 8 * 1.9 + 0.4, 0.2, 2, 0.73, flush_ms=0.5, batch_cpu_ms_per_call=1.8)
-    assert window_findings(honest, gaps, read, "cpu", cpu_ms_per_rep=9.438, availability=0.9) == []
     assert clock_findings(honest, read, "cpu") == []
     # The forgery the window was built for, a clock cut 8x on a 9.4 ms call timed under twice its
-    # batch's load, is the CPU-time rule's verdict there.
+    # batch's load, is the CPU-time rule's verdict.
     forged = BatchClock(8, 8 * 9.4 + 0.6, 0.3, 2, 1.36, availability=1.0, timed_availability=0.5,
                         batch_cpu_ms_per_call=9.4 + 1.36)
     (found,) = clock_findings([2 * 9.4 / 8] * 20, forged, "cpu")
