@@ -319,7 +319,7 @@ class Judge:
             try:
                 if worker.proc is None:
                     worker.start()
-                self._score_with(worker, ref, source, score, will_time)
+                self._score_with(worker, ref, score, will_time)
             finally:
                 # A dying CUDA context frees its memory on the GPU: not while another scorer times.
                 with hold_gpu(ref.gpu_key() if ref.prepared is not None else None, shared=True):
@@ -330,8 +330,7 @@ class Judge:
                     if seconds - before.get(stage, 0.0) > 0:
                         self.durations[stage] = round(seconds - before.get(stage, 0.0), 4)
 
-    def _score_with(self, worker: WorkerProcess, ref: ReferenceService, source: Source, score: Score,
-                    will_time: bool) -> None:
+    def _score_with(self, worker: WorkerProcess, ref: ReferenceService, score: Score, will_time: bool) -> None:
         try:
             prepared = ref.prepare()
         except ReferenceUnfit as exc:

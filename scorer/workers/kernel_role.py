@@ -322,11 +322,10 @@ class KernelRole:
         try:
             # On the host: `load` runs outside the GPU lock (its import may compile extensions for a
             # minute); `correctness`, under the lock, moves the model to the device.
-            self.model, loaded = self._build(self.main.init_inputs, self.main.state_dict, place=False)
+            self.model, _ = self._build(self.main.init_inputs, self.main.state_dict, place=False)
         except Exception:
             return _error("compile_error", "ModelNew(*init_inputs) failed:\n" + traceback.format_exc())
-        return {"ok": True, "state_dict_loaded": loaded, "guard": self.guard.check("load"),
-                "triton_kernels": self.census.triton_names, "cuda_kernels": self.census.cuda_names}, None
+        return {"ok": True, "guard": self.guard.check("load")}, None
 
     def _call(self, model: torch.nn.Module, args: list[Any], specs: list[tuple[list[int], torch.dtype]],
               trial: str, around: Callable[[Callable[[], Any]], Any] | None = None) -> CallRecord:

@@ -443,18 +443,12 @@ class SetupReply:
 
 @dataclass(frozen=True)
 class LoadReply:
-    state_dict_loaded: bool
     observed: InProcess
-    triton_kernels: list[str]
-    cuda_kernels: list[str]
 
     @classmethod
     def parse(cls, header: dict[str, Any]) -> LoadReply:
-        _keys(header, {"ok", "state_dict_loaded", "guard", "triton_kernels", "cuda_kernels"}, {"worker_s"},
-              "the load reply")
-        return cls(_flag(header["state_dict_loaded"], "state_dict_loaded"),
-                   InProcess(GuardObservation.parse(header["guard"]), []),
-                   _strings(header["triton_kernels"], "triton_kernels"), _strings(header["cuda_kernels"], "cuda_kernels"))
+        _keys(header, {"ok", "guard"}, {"worker_s"}, "the load reply")
+        return cls(InProcess(GuardObservation.parse(header["guard"]), []))
 
 
 @dataclass(frozen=True)

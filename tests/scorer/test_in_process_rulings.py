@@ -48,8 +48,7 @@ def _replies() -> dict[str, tuple[dict[str, Any], Any]]:
               "launch_window": {"open": 0, "watched": 0}, "guard": NOTHING_SEEN, "turns": [], "kept": [],
               "library": _LIBRARY}
     return {
-        "load": ({"ok": True, "state_dict_loaded": True, "guard": NOTHING_SEEN, "triton_kernels": ["k"],
-                  "cuda_kernels": []}, replies.LoadReply.parse),
+        "load": ({"ok": True, "guard": NOTHING_SEEN}, replies.LoadReply.parse),
         "correctness": ({"ok": True, "calls": [_call(t) for t in trials], "input_digests": ["a"], "guard": NOTHING_SEEN,
                          "turns": [], "gpu_lock_wait_s": 0.0, "launches": launches},
                         lambda h: replies.CorrectnessReply.parse(h, trials)),
