@@ -289,6 +289,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "judge_calls": timing.get("judge_calls"), "judge_window_ms": timing.get("judge_window_ms"),
             "judge_device_ms": timing.get("judge_device_ms"), "judge_device_calls": timing.get("judge_device_calls"),
             "judge_device_note": timing.get("judge_device_note"), "floored": timing.get("floored"),
+            "judge_device_fixed_ms": timing.get("judge_device_fixed_ms"),
             "overhead_s": overhead_s(score),
         }
         with lock:
@@ -331,6 +332,9 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             ratio = (f"{r['judge_bound_ms'] / r['kernel_ms']:.2f}, {r['baseline_judge_bound_ms'] / r['baseline_ms']:.2f}"
                      f" ({r.get('judge_calls') or '?'} calls)"
                      if r.get("judge_bound_ms") and r.get("kernel_ms") and r.get("baseline_judge_bound_ms") else "-")
+            if r.get("judge_device_ms") is not None and r.get("kernel_ms"):
+                ratio += (f"; device {r['judge_device_ms'] / r['kernel_ms']:.2f} ({r['judge_device_calls']} calls, fixed "
+                          f"{_ms(r.get('judge_device_fixed_ms'))} ms{', floored' if r.get('floored') else ''})")
             lines.append(f"  {r['task']} | {r['verdict']} | {_ms(r['baseline_ms'])} | {_ms(r['kernel_ms'])} | {speed} | "
                          f"{share} | {r['wall_s']:.0f} | {ratio} | {r['overhead_s'] or 0:.1f}{extra}")
         done = {r["task"] for r in suite_rows}

@@ -181,6 +181,10 @@ def _untrusted_reply(stage: str) -> Iterator[None]:
         raise ProtocolBroken(stage, str(exc)) from None
 
 
+def _no_watch() -> str | None:
+    return None
+
+
 def _deny_same_user_access() -> None:
     """Makes this process non-dumpable: the kernel's worker runs under the same uid, and could
     otherwise read the reference outputs out of the judge through /proc/<pid>/mem or its fds."""
@@ -736,6 +740,10 @@ class Judge:
                 break
         if best is not None:
             timing.judge_device_ms, timing.judge_device_calls = best.bound_ms(), best.calls
+            # What the span holds beyond the calls as their events read them (a figure: the
+            # protocol's fixed cost, spread over the calls; the reported times are the kernel's word).
+            timing.judge_device_fixed_ms = best.total_ms - best.round_trips * best.round_trip_ms - best.calls * (
+                timing.kernel_ms or 0.0)
         return best
 
     def _device_batch(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
@@ -773,11 +781,16 @@ class Judge:
                                                                   reference_replies.GateReleaseReply).release_ms),
                                  after_s) as release:
                     reply = self._ask(worker, "gate_enqueue", KernelGateEnqueue(want), None, self.options.timing_s)
-                replies.GateWaitReply.parse(self._ask(worker, "gate_wait", KernelGateWait(), None,
-                                                      self.options.timing_s).header)
+                # The channel watch reads /proc for the worker's whole tree: after the clock stops.
+                waited = self._ask(worker, "gate_wait", KernelGateWait(), None, self.options.timing_s,
+                                   watch=_no_watch)
                 sampled = ref.ask("batch_sample", ReferenceSample(calls), reference_replies.SampleReply)
                 assert release.released_at is not None
                 total_ms = (time.perf_counter() - release.released_at) * 1e3
+                seen = self._channel.violation() if self._channel is not None else None
+                if seen:
+                    raise ProtocolBroken("device-timed batch", seen)
+                replies.GateWaitReply.parse(waited.header)
             if released and released[0] > release_gate.RELEASE_VOID_MS:
                 # The device ran the reference worker's release this late (no switch away from the
                 # spinning gate): the gate may have given up first. Nothing of the kernel's did that.

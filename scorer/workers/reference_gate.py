@@ -20,6 +20,16 @@ import torch
 
 from scorer.workers.device_share import ShareError, open_shared
 
+# The batch's inputs (in the kernel's slabs and staged here) and outputs take at most this share of
+# the device's free memory, and this many bytes: published-size tasks move hundreds of MB a call,
+# and the protocol's fixed cost weighs 1/calls on each call's bound.
+MEMORY_SHARE = 0.2
+MEMORY_CAP = 12 << 30
+
+
+def calls_that_fit(per_call_bytes: int, free_bytes: int) -> int:
+    return int(min(MEMORY_SHARE * free_bytes, MEMORY_CAP) // max(1, per_call_bytes))
+
 
 @dataclass
 class GateSide:

@@ -476,8 +476,11 @@ class ReferenceRole:
         warm = make_inputs(module, int(request.warm_seed), self.device)
         per_call = 2 * sum(tensor_bytes(a) for a in warm if isinstance(a, torch.Tensor)) + sum(
             tensor_bytes(t) for t in self.main.sets[0].outputs)
-        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else None
-        calls = min(int(request.calls), len(seeds), batch_mod.batch_calls("cuda", 1e-3, per_call, free))
+        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else 0
+        calls = min(int(request.calls), len(seeds), gate_side.calls_that_fit(per_call, free))
+        if calls < 1:
+            return {"ok": True, "calls": 0, "why": f"one call's inputs and outputs ({per_call / 2**30:.2f} GiB, the inputs "
+                                                   f"twice) take more than {gate_side.MEMORY_SHARE:.0%} of the free memory"}, None
         staged, why = gate_side.draw(calls, lambda i: make_inputs(module, seeds[i], self.device), warm)
         if why:
             return {"ok": True, "calls": 0, "why": why}, None

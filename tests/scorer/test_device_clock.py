@@ -85,6 +85,13 @@ def test_a_failed_release_in_the_timer_is_raised_in_the_judges_thread() -> None:
             time.sleep(0.2)
 
 
+def test_the_batch_fits_a_share_of_the_free_memory() -> None:
+    gib = 1 << 30
+    assert reference_gate.calls_that_fit(gib, 40 * gib) == 8  # a fifth of 40 GiB
+    assert reference_gate.calls_that_fit(gib, 400 * gib) == 12  # the cap
+    assert reference_gate.calls_that_fit(3 * gib, 10 * gib) == 0  # none: no device-timed batch
+
+
 def _inputs(values: list[list[object]]):
     return lambda row: values[row]
 
