@@ -41,6 +41,7 @@ from scorer.judge.clock import (
     StageCpu,
     clock_findings,
     device_calls,
+    device_findings,
     floor_speedup,
     prompt_gil_handoff,
     window_ms,
@@ -90,7 +91,7 @@ _PR_SET_DUMPABLE = 4
 # A bound that reads too slow is measured again on fresh secret seeds, and the fastest batch
 # counts: each batch is real, verified work, so the fastest is still a bound, while an honest
 # kernel whose batch another process slowed (a CUDA context torn down beside it, say) gets another.
-_DEVICE_TRIES = 2
+_DEVICE_TRIES = 3
 _BATCH_TRIES = 3
 _OOM_SIGNS = ("MemoryError", "out of memory", "can't allocate memory", "OutOfMemoryError")
 
@@ -727,8 +728,9 @@ class Judge:
     def _device_batches(self, worker: WorkerProcess, ref: ReferenceService, score: Score,
                         clock: BatchClock) -> DeviceSpan | None:
         """The fastest of up to _DEVICE_TRIES device-timed batches, each on fresh seeds: another is
-        taken only where the first would floor the kernel's time (another process's work on the
-        device slows a span as it slows a batch; each span is real work, so the fastest still bounds)."""
+        taken only where the first would floor the kernel's time or find its times forged (another
+        process's work on the device slows a span as it slows a batch; each span is real work, so
+        the fastest still bounds)."""
         timing, best = score.timing, None
         assert timing is not None
         for _ in range(_DEVICE_TRIES):
@@ -736,7 +738,8 @@ class Judge:
             if span is None or score.hacks:
                 break
             best = span if best is None or span.bound_ms() < best.bound_ms() else best
-            if (timing.kernel_ms or 0.0) >= best.bound_ms() / DEVICE_FLOOR_RATIO:
+            if (timing.kernel_ms or 0.0) >= best.bound_ms() / DEVICE_FLOOR_RATIO and not device_findings(
+                    timing.kernel_times_ms, best):
                 break
         if best is not None:
             timing.judge_device_ms, timing.judge_device_calls = best.bound_ms(), best.calls
