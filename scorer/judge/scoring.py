@@ -706,21 +706,7 @@ class Judge:
             availability = core_share.share() if core_share is not None else None
             sampled = ref.ask("batch_sample", ReferenceSample(calls), reference_replies.SampleReply, reply.payload)
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
-        with _untrusted_reply("batch"):
-            if sampled.violation:
-                raise ProtocolBroken("judge-timed batch", sampled.violation)
-            if sampled.error:
-                raise StageFailure("runtime_error", f"judge-timed batch: {sampled.error}")
-            with hold_gpu(ref.gpu_key(), shared=True):
-                verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
-            # The judge's rulings on the batch's library work and on what the kernel's turns saw, then
-            # the reference worker's of its outputs; read once the judge's clock has stopped.
-            batch = replies.BatchReply.parse(reply.header)
-            findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
-                                        "in the judge-clocked batch")
-            self._evidence.observed = [batch.observed]
-            findings += registry.rule("batch", self._evidence)
-            findings += [Finding(**f) for f in verdict.findings]
+        findings = self._batch_rulings(ref, sampled, reply, "judge-clocked batch")
         batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
         return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
                           timed_availability, batch_cpu, timed_cpu_ms_per_rep), findings
@@ -803,21 +789,27 @@ class Judge:
             if release.by_timer:
                 timing.judge_device_note = (f"the gate opened after {after_s * 1e3:.0f} ms, before the kernel's worker "
                                             "had enqueued its calls (a forward that waits for the device)")
-            with _untrusted_reply("device-timed batch"):
-                if sampled.violation:
-                    raise ProtocolBroken("device-timed batch", sampled.violation)
-                if sampled.error:
-                    raise StageFailure("runtime_error", f"device-timed batch: {sampled.error}")
-                with hold_gpu(ref.gpu_key(), shared=True):
-                    verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
-                batch = replies.BatchReply.parse(reply.header)
-                findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
-                                            "in the device-timed batch")
-                self._evidence.observed = [batch.observed]
-                findings += registry.rule("batch", self._evidence)
-                findings += [Finding(**f) for f in verdict.findings]
-            self._record(score, findings)
+            self._record(score, self._batch_rulings(ref, sampled, reply, "device-timed batch"))
         return DeviceSpan(calls, total_ms, ref.rtt_ms)
+
+    def _batch_rulings(self, ref: ReferenceService, sampled: reference_replies.SampleReply, reply: Frame,
+                       what: str) -> list[Finding]:
+        """Once the clock has stopped: the rows as the reference worker read them, the judge's
+        rulings on the batch's library work and on what the kernel's turns saw, and the reference
+        worker's on its outputs."""
+        with _untrusted_reply(what):
+            if sampled.violation:
+                raise ProtocolBroken(what, sampled.violation)
+            if sampled.error:
+                raise StageFailure("runtime_error", f"{what}: {sampled.error}")
+            with hold_gpu(ref.gpu_key(), shared=True):
+                verdict = ref.ask("batch_verify", ReferenceVerifyBatch(), reference_replies.FindingsReply)
+            batch = replies.BatchReply.parse(reply.header)
+            findings = library_findings(batch.library, self.suite.policy.own_work_share, self._first_library_work,
+                                        f"in the {what}")
+            self._evidence.observed = [batch.observed]
+            findings += registry.rule("batch", self._evidence)
+            return findings + [Finding(**f) for f in verdict.findings]
 
     # --- timing figures ---------------------------------------------------------------------
     def _timing_result(self, baseline: TimingFigures, kernel: TimingFigures) -> TimingResult:
