@@ -148,8 +148,8 @@ class DeviceSpan:
 # reported upper quartile below it / the factor - DEVICE_SLACK_MS is `timer-patching`. The span holds
 # no host work of the kernel's but what runs after a wait for the device inside forward (the calls
 # after it go at the host's pace, as in its timed repetitions, whose events see the same waits); it
-# does hold a fixed cost of the protocol: on an H100 the honest gelu solution (0.182 ms reported, 17
-# calls fitting the memory) read 0.363 ms a call in two batches, about 3.1 ms beyond its calls, and
+# does hold a fixed cost of the protocol: on an H100 the honest gelu solution (0.182 ms reported, 16
+# calls) read 0.363 ms a call in two batches, about 2.9 ms beyond its calls, and
 # a bandwidth-bound kernel's calls fit in about 4 ms of work whatever its size (a fifth of the free
 # memory, 12 GiB at most, at about 3 TB/s), so such a kernel reads up to about 1.8x its time. A
 # factor of 1.5 floored that gelu (docs/results/2026-12-08-device-timed-batch.md); at 2.5 a forged
