@@ -312,3 +312,13 @@ def test_rep_clock_orders_the_cuda_events_around_the_call() -> None:
     assert out == 7 and host_ms >= 0 and [e.name for e in events] == ["held", "start", "end", "drained"]
     assert tail_ms is not None and tail_ms >= 0
     assert log == ["set s0", "arm", "held@s0", "hold", "start@s0", "call", "end@s0", "sync", "drained@s0", "tally"]
+
+
+def test_every_request_of_a_role_has_its_handler_and_no_handler_lacks_a_request() -> None:
+    """A request the judge can send but the worker cannot handle would end a scoring as the
+    worker's error; a handler no typed request reaches is dead protocol."""
+    from scorer.workers import entry
+
+    for role, table in (("kernel", protocol.KERNEL_REQUESTS), ("reference", protocol.REFERENCE_REQUESTS)):
+        handlers = set(entry._role_handlers(role, lambda step: None))  # type: ignore[arg-type,return-value]
+        assert handlers == set(table) - {"ping", "exit"}, (role, sorted(handlers ^ (set(table) - {"ping", "exit"})))
