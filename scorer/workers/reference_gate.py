@@ -49,9 +49,10 @@ def _open(shared: Any, device: torch.device) -> tuple[list[torch.Tensor], list[t
 
 
 def draw(calls: int, inputs_for: Callable[[int], list[Any]], warm: list[Any]) -> tuple[list[torch.Tensor], str]:
-    """Each input tensor of the batch's calls stacked, or why the task's inputs cannot be slabbed:
-    a tensor inside a container, or another argument that is not the same for every call."""
-    rows: list[list[torch.Tensor]] = []
+    """Each input tensor of the batch's calls in a slab of its own (each row copied in as it is
+    drawn: the slabs and one call's inputs are all this holds at once), or why the task's inputs
+    cannot be slabbed: a tensor inside a container, or another argument not the same for every call."""
+    staged = [torch.empty((calls, *w.shape), dtype=w.dtype, device=w.device) for w in warm if isinstance(w, torch.Tensor)]
     for row in range(calls):
         args = inputs_for(row)
         if len(args) != len(warm):
@@ -66,8 +67,9 @@ def draw(calls: int, inputs_for: Callable[[int], list[Any]], warm: list[Any]) ->
                     return [], "an input's shape or dtype differs between seeds"
             elif not _same(a, w):
                 return [], "an argument that is not a tensor differs between seeds"
-        rows.append([a for a in args if isinstance(a, torch.Tensor)])
-    return [torch.stack([r[k] for r in rows]) for k in range(len(rows[0]))] if rows else [], ""
+        for slab, a in zip(staged, (a for a in args if isinstance(a, torch.Tensor)), strict=True):
+            slab[row].copy_(a)
+    return staged, ""
 
 
 def _same(a: Any, b: Any) -> bool:
