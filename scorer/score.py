@@ -63,9 +63,9 @@ class TimingResult:
     # The span less its round trips less the calls at the reported median: the protocol's fixed cost
     # as far as the kernel's own times tell (a diagnostic).
     judge_device_fixed_ms: float | None = None
-    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO, on a
-    # GPU judge_device_ms / clock.DEVICE_FLOOR_RATIO, on a CPU judge_cpu_ms x clock.CPU_FLOOR_SHARE),
-    # and whether it did: the kernel's own median was below it, so the speedup uses the floor.
+    # The least the kernel's time counts as in `speedup` (judge_bound_ms / clock.FLOOR_RATIO, and on
+    # a CPU judge_cpu_ms x clock.CPU_FLOOR_SHARE), and whether it did: the kernel's own median was
+    # below it, so the speedup uses the floor.
     judge_floor_ms: float | None = None
     floored: bool = False
     # Why fewer repetitions than planned were timed ("" when all were): the stage's time limit.

@@ -355,7 +355,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                      f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
     device = sorted((r["judge_device_ms"] / r["kernel_ms"], r["task"]) for r in every
                     if r.get("judge_device_ms") is not None and r.get("kernel_ms"))
-    if device:  # the device-timed batch over the reported median (the floor is at DEVICE_FLOOR_RATIO)
+    if device:  # the device-timed batch over the reported median (the verdict is below clock.DEVICE_RATIO)
         lines.append(f"  device-timed bound / reported median over the {len(device)} with one: min {device[0][0]:.2f} "
                      f"({device[0][1]}) median {statistics.median(d for d, _ in device):.2f} max {device[-1][0]:.2f} "
                      f"({device[-1][1]}); floored {sum(bool(r.get('floored')) for r in every)}")

@@ -13,16 +13,12 @@ import torch
 
 from scorer import ScoreOptions, score_kernel
 from scorer.judge.clock import (
-    DEVICE_FLOOR_RATIO,
     DEVICE_MAX_CALLS,
-    BatchClock,
     DeviceSpan,
     device_calls,
     device_findings,
-    floor_speedup,
 )
 from scorer.judge.device_release import ReleaseOnce
-from scorer.score import TimingResult
 from scorer.tasks.suites import Suite
 from scorer.workers import reference_gate
 
@@ -40,17 +36,6 @@ def test_times_below_the_device_bound_over_the_ratio_are_a_forged_clock() -> Non
     # The upper quartile is held, so a few slow repetitions do not rescue a forged median.
     assert device_findings([0.1] * 15 + [5.0] * 5, span) != []
     assert device_findings([float("nan")] * 4, span) == []  # not a time: another rule's (reported_timing)
-
-
-def test_the_speedup_counts_the_kernel_at_no_less_than_its_device_bound_over_the_ratio() -> None:
-    timing = TimingResult(device="cuda", timer="cuda_event", baseline_ms=1.0, kernel_ms=0.2, speedup=5.0)
-    wall = BatchClock(calls=10, total_ms=3.0, round_trip_ms=0.1, round_trips=2, overhead_ms_per_call=0.0)
-    floor_speedup(timing, wall, DeviceSpan(calls=10, total_ms=6.0, round_trip_ms=0.0))
-    assert timing.judge_floor_ms == pytest.approx(0.6 / DEVICE_FLOOR_RATIO)
-    assert timing.floored and timing.speedup == pytest.approx(1.0 / (0.6 / DEVICE_FLOOR_RATIO))
-    honest = TimingResult(device="cuda", timer="cuda_event", baseline_ms=1.0, kernel_ms=0.55, speedup=1.0 / 0.55)
-    floor_speedup(honest, wall, DeviceSpan(calls=10, total_ms=6.0, round_trip_ms=0.0))
-    assert not honest.floored and honest.speedup == pytest.approx(1.0 / 0.55)
 
 
 def test_the_device_batch_is_long_enough_and_fits_the_launch_queue() -> None:
