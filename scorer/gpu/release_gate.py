@@ -1,18 +1,17 @@
 """A gate on the kernel worker's stream that another process opens: the device-timed batch.
 
 The judge's host clock around a batch reads a small kernel's launch path (Python, the library-call
-monitor, Triton's launcher), not its device time, so it bounds a forged clock only loosely. The
-device-timed batch takes the host out: the kernel's worker enqueues the batch's calls behind this
-gate, reading their inputs from slabs the reference worker shares by CUDA IPC, and records an
-interprocess event after them; the reference worker then records its own start event, copies
-fresh inputs into the slabs, writes the flag word, and records its end event once the kernel's
-event has passed (scorer/workers/reference_role.py). The inputs did not exist before the start
-event, so nothing the kernel's process does before it (or on its host at all) shortens that span.
+monitor, Triton's launcher) as well as its device time, so it bounds a forged clock only loosely.
+The device-timed batch takes the kernel's host out: the kernel's worker enqueues the batch's calls
+behind this gate, reading their inputs from slabs it shares by CUDA IPC; the reference worker
+copies fresh inputs into the slabs and writes the flag word (scorer/workers/reference_gate.py), and
+the judge's clock runs from that to the rows read at secret positions (scorer/judge/scoring.py).
+The inputs did not exist before, so nothing the kernel's process did earlier shortens that span.
 
 One program spins on the flag with volatile loads until it reads the value it was launched with,
 or until `TIMEOUT_NS` (a judge that died must not leave the GPU spinning; the judge opens it
-within seconds); it writes whether it
-timed out into the flag's second word. Only the caller's stream waits: nothing else is held.
+within seconds), and writes whether it gave up into the flag's second word (a diagnostic nothing
+rules on: the kernel's process can write it too). Only the caller's stream waits.
 """
 
 from __future__ import annotations
@@ -63,9 +62,6 @@ class FlagGate:
         self.flag[0].fill_(int(want))
         self(int(want))
         self.flag.zero_()
-
-    def timed_out(self) -> bool:
-        return bool(int(self.flag[1].item()))
 
 
 def flag_value(seed: Any) -> int:

@@ -617,6 +617,19 @@ class KernelRole:
         with self.turns.scorer_turn("the judge-clocked batch", restart=False):
             return self._batch(request, payload)
 
+    def _batch_forward(self, model: torch.nn.Module, monitor: dynamic_checks.LibraryCallMonitor,
+                       elements: list[int]) -> Callable[..., Any]:
+        """forward under the library-call monitor, noting the first call's largest element count
+        (every call of a batch has the task's shapes) for the monitor's observation."""
+        def forward(*args: Any) -> Any:
+            with monitor:
+                out = model(*args)
+            if not elements:
+                elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
+            return out
+
+        return forward
+
     # --- the device-timed batch (scorer/gpu/release_gate.py) ---------------------------------------
     def gate_setup(self, request: KernelGateSetup, payload: Any) -> tuple[dict[str, Any], Any]:
         with self.turns.scorer_turn("the device-timed batch's set-up"):
@@ -667,18 +680,10 @@ class KernelRole:
         before the reference worker opens the gate (a forward that waits for the device waits for
         that, and its calls after it then run at the host's pace)."""
         assert self.model is not None and self.flag_gate is not None
-        monitor, model = self._monitor(), self.model
-        calls = self.slabs[0].shape[0] if self.slabs else 0
+        monitor = self._monitor()
         elements: list[int] = []
-
-        def forward(*args: Any) -> Any:
-            with monitor:
-                out = model(*args)
-            if not elements:
-                elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
-            return out
-
-        call = self.turns.kernel_call(forward)
+        calls = self.slabs[0].shape[0] if self.slabs else 0
+        call = self.turns.kernel_call(self._batch_forward(self.model, monitor, elements))
         self.flag_gate(int(request.want))
         with torch.no_grad():
             for row in range(calls):
@@ -703,14 +708,7 @@ class KernelRole:
         # only the calls that asked the library for work: none for an honest Triton kernel.
         monitor = self._monitor()
         elements: list[int] = []
-
-        def forward(*args: Any) -> Any:
-            with monitor:
-                out = model(*args)
-            if not elements:  # every call of the batch has the task's shapes
-                elements.append(_largest_elements(args, (s.shape[1:] for s in self.slabs)))
-            return out
-
+        forward = self._batch_forward(model, monitor, elements)
         # The monitor's entry and exit are in the kernel's turn with forward: the reference
         # worker's calibration of the per-call bookkeeping (under the same profile) has no monitor.
         batch_mod.run_batch(self.turns.kernel_call(forward), lambda i: self._inputs(main, seeds[i]), self.slabs, self._sync)
