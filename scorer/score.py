@@ -49,9 +49,6 @@ class TimingResult:
     judge_batches: int = 0  # batches the bound took (another, on fresh seeds, when one read too slow)
     judge_bound_ms: float | None = None
     baseline_judge_bound_ms: float | None = None
-    # The median gap between the kernel's timed repetitions on the judge's clock, less round trip
-    # and inputs (scorer/judge/clock.py, the window check).
-    judge_window_ms: float | None = None
     # The kernel thread's CPU time a batch call less inputs and copies, read by the judge (CPU only).
     judge_cpu_ms: float | None = None
     # The device-timed batch (GPU; scorer/gpu/release_gate.py): ms a call over `judge_device_calls`
@@ -112,7 +109,10 @@ class Score:
         if kwargs.get("correctness") is not None:
             kwargs["correctness"] = CorrectnessResult(**kwargs["correctness"])
         if kwargs.get("timing") is not None:
-            kwargs["timing"] = TimingResult(**kwargs["timing"])
+            # A figure an older scorer of this schema wrote and this one no longer does is dropped
+            # (timing.judge_window_ms, 2026-12-08), so its scores still read.
+            timing = {f.name for f in fields(TimingResult)}
+            kwargs["timing"] = TimingResult(**{k: v for k, v in kwargs["timing"].items() if k in timing})
         return cls(**kwargs)
 
     def to_json(self) -> str:

@@ -286,7 +286,7 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
             "error": clip(score.get("error") or ""), "wall_s": wall_s,
             "durations_s": score.get("durations_s"), "correctness": score.get("correctness"),
             "judge_bound_ms": timing.get("judge_bound_ms"), "baseline_judge_bound_ms": timing.get("baseline_judge_bound_ms"),
-            "judge_calls": timing.get("judge_calls"), "judge_window_ms": timing.get("judge_window_ms"),
+            "judge_calls": timing.get("judge_calls"),
             "judge_device_ms": timing.get("judge_device_ms"), "judge_device_calls": timing.get("judge_device_calls"),
             "judge_device_note": timing.get("judge_device_note"), "floored": timing.get("floored"),
             "judge_device_fixed_ms": timing.get("judge_device_fixed_ms"),
@@ -361,10 +361,6 @@ def part_suites(out: Path, device: str, workers: int, names: list[str], only: se
                      f"({device[-1][1]}); floored {sum(bool(r.get('floored')) for r in every)}")
     notes = sorted({f"{r['task']}: {r['judge_device_note']}" for r in every if r.get("judge_device_note")})
     lines += [f"  device-timed note: {n}" for n in notes[:12]]
-    windows = sorted(r["judge_window_ms"] / r["kernel_ms"] for r in every if r.get("judge_window_ms") and r.get("kernel_ms"))
-    if windows:  # the window check's calibration on a GPU (judged on CPU only so far: scorer/judge/clock.py)
-        lines.append(f"  judge window / reported median over the {len(windows)} timed: min {windows[0]:.2f} median "
-                     f"{statistics.median(windows):.2f} max {windows[-1]:.2f}")
     lines.append(f"  all {len(every)} of {len(jobs)} scored in {pool_wall:.0f} s wall with {workers} at once; "
                  f"{sum(r['verdict'] == 'passed' for r in every)} passed; CPU busy {busy:.0%} of {os.cpu_count()} cores")
     lines.append(f"  stage sums (s): {_stage_sums(every)}")

@@ -35,7 +35,7 @@ from scorer.workers.protocol import (
     ReferenceTime,
     Request,
 )
-from scorer.workers.reference_replies import BatchReply, BatchSetupReply, EnvironmentReply, PrepareReply, Reply, TimeReply
+from scorer.workers.reference_replies import BatchReply, EnvironmentReply, PrepareReply, Reply, TimeReply
 from scorer.workers.reference_replies import parse as parse_reply
 from scorer.workers.replies import InProcess
 
@@ -68,7 +68,6 @@ class TimingFigures:
     idle_drain_ms: list[float] | None = None
     gate: str = ""
     gate_ms: list[float] | None = None
-    rep_intervals_ms: list[float] = field(default_factory=list)  # on the judge's clock (kernel only)
     rep_waited_ms: list[float] | None = None  # the timed loop's wait for a CPU per repetition (kernel only)
     rep_cpu_ms: float | None = None  # the kernel worker's CPU time a call of the timed stage (CPU only)
     contended: bool = False  # foreign compute on the device while this stage's clock ran (kernel only)
@@ -125,7 +124,6 @@ class ReferenceService:
         self.baseline: TimingFigures | None = None
         self.baseline_clock: BatchClock | None = None
         self.overhead_ms_per_call = 0.0
-        self.flush_ms = 0.0  # one cache flush between timed repetitions, measured beside the calibration
         self.rtt_ms = 0.0
         self._device_env: dict[str, Any] = {}
         self.durations: dict[str, float] = {}
@@ -257,8 +255,7 @@ class ReferenceService:
         with hold_gpu(self.gpu_key()):
             rtt = self.round_trip_ms()
             timeout = self.options.timing_s
-            setup = self.ask("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds), BatchSetupReply)
-            self.flush_ms = setup.flush_ms if self.suite.timing.flush_l2 else 0.0
+            self.request("reference_batch", ReferenceBatchSetup(calls, self.plan.batch_seeds))
             # The least of a few: a calibration slowed by another process would lower every bound.
             overhead_ms = min(self._timed(lambda: self.request("reference_batch", ReferenceBatch("regen"),
                                                                 timeout_s=timeout)) for _ in range(_CALIBRATIONS))

@@ -10,7 +10,6 @@ work for checked repetitions cannot tell which those are, nor compute a kept one
 
 from __future__ import annotations
 
-import time
 from itertools import pairwise
 from typing import Any
 
@@ -29,10 +28,6 @@ class RepFeed:
         self.delays: list[float | None] = []
         self.keep = set(keep_reps)
         self.done = -2  # no step yet
-        # The judge's clock at each step's arrival: step -1 comes as repetition 0 begins, step k as
-        # repetition k returned, so the gaps are the repetitions as the judge saw them
-        # (scorer/judge/clock.py, the window check).
-        self.stamps: list[float] = []
         # What each repetition's outputs hashed to, sent before the judge said whether it is kept.
         self.digests: dict[int, str] = {}
 
@@ -47,7 +42,6 @@ class RepFeed:
         if step.done != self.done + 1 or step.done >= len(self.rep_seeds):
             raise ProtocolViolation(f"timed step {step.done} out of order (after {self.done}, "
                                     f"{len(self.rep_seeds)} repetitions)")
-        self.stamps.append(time.perf_counter())
         if self.timer_pid is not None:
             self.delays.append(run_delay_ms(self.timer_pid))
         self.done = step.done
@@ -64,7 +58,3 @@ class RepFeed:
         if not delays or len(delays) != len(self.delays):
             return None
         return [max(0.0, b - a) for a, b in pairwise(delays)]
-
-    def intervals_ms(self) -> list[float]:
-        """Each repetition's time between two steps, on the judge's clock."""
-        return [(b - a) * 1e3 for a, b in pairwise(self.stamps)]

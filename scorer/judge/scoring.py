@@ -43,7 +43,6 @@ from scorer.judge.clock import (
     device_findings,
     floor_speedup,
     prompt_gil_handoff,
-    window_ms,
 )
 from scorer.judge.device_release import ReleaseOnce
 from scorer.judge.reference import ReferenceService, ReferenceUnfit, TimingFigures
@@ -397,7 +396,6 @@ class Judge:
         score.timing.judge_calls = best.calls
         score.timing.judge_bound_ms = best.bound_ms()
         score.timing.baseline_judge_bound_ms = base_clock.bound_ms()
-        score.timing.judge_window_ms = window_ms(kernel.rep_intervals_ms, best)
         span = self._device_batches(worker, ref, score, best)
         if score.hacks:
             return
@@ -621,7 +619,7 @@ class Judge:
                               payload)
         findings += [Finding(**f) for f in checked.findings]
         return TimingFigures(h.timer, h.times_ms, h.host_times_ms, h.event_times_ms, findings, h.drain_ms,
-                             h.idle_drain_ms, h.gate, h.gate_ms, feed.intervals_ms(), feed.waited_ms(), rep_cpu_ms,
+                             h.idle_drain_ms, h.gate, h.gate_ms, feed.waited_ms(), rep_cpu_ms,
                              availability=availability, launch_window=h.launch_window, observed=[h.observed])
 
     def _watched_baseline(self, ref: ReferenceService, score: Score) -> tuple[TimingFigures, BatchClock]:
@@ -707,7 +705,7 @@ class Judge:
             total_ms = host_copy_ms if host_copy_ms is not None else (time.perf_counter() - t0) * 1e3
         findings = self._batch_rulings(ref, sampled, reply, "judge-clocked batch")
         batch_cpu = core_share.ran_ms / calls if core_share is not None and core_share.ran_ms else None
-        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, ref.flush_ms, availability,
+        return BatchClock(calls, total_ms, ref.rtt_ms, 2, ref.overhead_ms_per_call, availability,
                           timed_availability, batch_cpu, timed_cpu_ms_per_rep), findings
 
     def _device_batches(self, worker: WorkerProcess, ref: ReferenceService, score: Score,

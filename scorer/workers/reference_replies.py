@@ -106,11 +106,6 @@ class TimeReply:
 
 
 @dataclass(frozen=True)
-class BatchSetupReply:
-    flush_ms: float
-
-
-@dataclass(frozen=True)
 class BatchReply:
     continued: int
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import functools
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from scorer.gpu.compile_gap import between_pieces, no_pause, open_context, share
 from scorer.gpu.gate import make_gate
 from scorer.gpu.lock import waited_s
 from scorer.gpu.memory import seeds_that_fit, tensor_bytes
-from scorer.gpu.timing import Clock, Flusher, TimingPlan, time_forward
+from scorer.gpu.timing import Clock, TimingPlan, time_forward
 from scorer.tasks.load import as_output_list, build_model, input_digest, load_module, make_inputs, to_double
 from scorer.tasks.suites import IndexOutput
 from scorer.workers import batch as batch_mod
@@ -65,7 +64,6 @@ from scorer.workers.protocol import (
 
 FP64_SEEDS = 1
 _SAMPLE_POSITIONS = 4096
-_FLUSH_SAMPLES = 5
 _DENSE_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 
@@ -377,7 +375,7 @@ class ReferenceRole:
         forward = self.batch_turns.kernel_call(self.timed_model or self.main.model)
         with self.batch_turns.scorer_turn("calibration set-up"):
             batch_mod.warm_up(forward, lambda: make_inputs(module, seed, self.device), self._sync, self.device.type)
-        return {"ok": True, "flush_ms": self._flush_ms()}, None
+        return {"ok": True}, None
 
     def batch(self, request: ReferenceBatch, _payload: Any) -> tuple[dict[str, Any], Any]:
         """The baseline's batch (`forward`), or the calibration of drawing inputs and copying
@@ -395,19 +393,6 @@ class ReferenceRole:
             # calibration ships the same slabs, so that transfer is not counted as the kernel's work.
             return {"ok": True, "continued": self.continued}, {"slabs": self.bstate.slabs}
         return {"ok": True, "continued": self.continued}, None
-
-    def _flush_ms(self) -> float:
-        """What one cache flush between timed repetitions costs now (the least of a few): the
-        judge's window on the kernel's repetitions holds one per repetition (scorer/judge/clock.py)."""
-        flusher = Flusher(self.device, True)
-        times = []
-        for rep in range(_FLUSH_SAMPLES):
-            self._sync()
-            t0 = time.perf_counter()
-            flusher(rep)
-            self._sync()
-            times.append((time.perf_counter() - t0) * 1e3)
-        return min(times)
 
     def batch_collect(self, request: ReferenceBatchCollect, _payload: Any) -> tuple[dict[str, Any], Any]:
         """After the baseline's batch: the secret positions, the reference values there, and the

@@ -45,7 +45,6 @@ def _run(entry: Entry, device: str) -> dict:
             "known_gap": entry.xfail, "seconds": round(time.perf_counter() - start, 2),
             "kernel_ms": score.timing.kernel_ms if score.timing else None,
             "judge_bound_ms": score.timing.judge_bound_ms if score.timing else None,
-            "judge_window_ms": score.timing.judge_window_ms if score.timing else None,
             "baseline_ms": score.timing.baseline_ms if score.timing else None,
             "baseline_judge_bound_ms": score.timing.baseline_judge_bound_ms if score.timing else None,
             "speedup": score.timing.speedup if score.timing else None,
@@ -117,10 +116,6 @@ def main(argv: list[str] | None = None) -> int:
     if ratios:
         print(f"judge bound / reported median (clean): min {ratios[0]:.3f} median {ratios[len(ratios) // 2]:.3f} "
               f"max {ratios[-1]:.3f} over {len(ratios)}")
-    windows = sorted(r["judge_window_ms"] / r["kernel_ms"] for r in clean_rows if r.get("judge_window_ms") and r.get("kernel_ms"))
-    if windows:
-        print(f"judge window / reported median (clean): min {windows[0]:.3f} median {windows[len(windows) // 2]:.3f} "
-              f"max {windows[-1]:.3f} over {len(windows)}")
     for r in rows:
         if r["pattern"] == "timer-patching":
             print(f"  timer-patching/{r['name']}: verdict {r['verdict']} speedup {r.get('speedup')} "

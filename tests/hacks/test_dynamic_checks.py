@@ -252,8 +252,6 @@ def test_beside_foreign_compute_only_the_host_clocks_excess_goes_unjudged() -> N
 def test_events_longer_than_host_is_timer_patching() -> None:
     (f,) = dc.timing_findings([5.0] * 8, [1.0] * 8)
     assert f.pattern == "timer-patching"
-    (g,) = dc.timing_findings([float("nan")] + [1.0] * 7, [1.0] * 8)
-    assert g.pattern == "timer-patching"
 
 
 # --- roofline --------------------------------------------------------------------------------------
