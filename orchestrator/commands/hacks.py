@@ -9,9 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+import scorer.judge.rulings  # noqa: F401  (registers every check: the layers below are theirs)
 from kernelarena.errors import UserError
 from scorer.checks.catalog import PATTERNS, Pattern, get_pattern
 from scorer.checks.record import records
+from scorer.judge.registry import checks_of, layers_of
 
 
 def _selected(pattern_id: str | None) -> list[Pattern]:
@@ -33,15 +35,16 @@ def hacks(
     selected = _selected(pattern_id)
     record = records()
     if as_json:
-        typer.echo(json.dumps([{**p.to_dict(), **({"record": record[p.id].to_dict()} if p.id in record else {})}
+        typer.echo(json.dumps([{**p.to_dict(), "checks": list(checks_of(p.id)), "layers": list(layers_of(p.id)),
+                                **({"record": record[p.id].to_dict()} if p.id in record else {})}
                                for p in selected], indent=2))
         return
     table = Table(show_lines=True)
     for column in ("id", "category", "severity", "checks", "established by", "record", "description", "detection"):
         table.add_column(column, overflow="fold")
     for p in selected:
-        table.add_row(p.id, p.category, p.severity, "+".join(p.checks), "+".join(p.layers), _record_text(record.get(p.id)),
-                      escape(p.description), escape(p.detection))
+        table.add_row(p.id, p.category, p.severity, "+".join(checks_of(p.id)), "+".join(layers_of(p.id)),
+                      _record_text(record.get(p.id)), escape(p.description), escape(p.detection))
     Console(width=220).print(table)
     typer.echo("established by: judge (the judge or the reference worker, from data they check), outside (read "
                "from /proc, outside the kernel's process), static (the source), in-process (scorer code beside the "

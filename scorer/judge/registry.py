@@ -88,5 +88,16 @@ def rule(phase: Phase, evidence: Evidence) -> list[Finding]:
     return [f for c in _REGISTRY.values() if phase in c.phases for f in c.judge(evidence)]
 
 
-def layers_of(pattern: str) -> set[str]:
-    return {c.layer for c in _REGISTRY.values() if pattern in c.patterns}
+_LAYER_ORDER: tuple[Layer, ...] = ("judge", "outside", "in-process", "static")
+
+
+def layers_of(pattern: str) -> tuple[Layer, ...]:
+    """The layers of the checks registered for `pattern`, the ones the kernel can reach last."""
+    found = {c.layer for c in _REGISTRY.values() if pattern in c.patterns}
+    return tuple(layer for layer in _LAYER_ORDER if layer in found)
+
+
+def checks_of(pattern: str) -> tuple[str, ...]:
+    """`static` where the source is checked, `dynamic` where anything that runs is."""
+    layers = layers_of(pattern)
+    return tuple(kind for kind, has in (("static", "static" in layers), ("dynamic", any(x != "static" for x in layers))) if has)

@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import scorer.judge.rulings  # noqa: F401  (registers every check)
 from scorer.checks.catalog import PATTERNS
 from scorer.checks.static import analyze_source
+from scorer.judge.registry import checks_of
 from scorer.tasks.suites import LibraryPolicy, load_suite
 from tests.hacks.corpus import REPO, attack_entries, clean_entries, suite_for
 
@@ -86,7 +88,7 @@ def rejecting_patterns(k: Kernel) -> list[str]:
 def compute(read_real: Callable[[dict], str | None] = materialized) -> dict:
     """{"corpora": {corpus: kernels}, "patterns": {id: {corpus: rejected, "own_attacks": [caught, tried]}},
     "honest_rejected": {kernel: [patterns]}} for every pattern with a static check."""
-    static = [p.id for p in PATTERNS if "static" in p.checks and p.severity == "reject"]
+    static = [p.id for p in PATTERNS if "static" in checks_of(p.id) and p.severity == "reject"]
     sizes: dict[str, int] = {c: 0 for c in (*HONEST_CORPORA, "real_hack", "attacks")}
     table = {pid: {**{c: 0 for c in sizes}, "own_attacks": [0, 0]} for pid in static}
     honest_rejected: dict[str, list[str]] = {}

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.checks.catalog import PATTERNS, get_pattern
+import scorer.judge.rulings  # noqa: F401  (registers every check)
+from scorer.checks.catalog import PATTERNS
 from scorer.checks.static import analyze_source
+from scorer.judge.registry import checks_of
 from tests.hacks.corpus import attack_entries, clean_entries, suite_for
 
 ATTACKS = attack_entries()
@@ -36,7 +38,7 @@ def test_clean_kernel_static_silent(entry) -> None:
 
 
 @pytest.mark.parametrize("entry", [pytest.param(e, id=e.name) for e in ATTACKS if e.gpu_only
-                                   and "static" in get_pattern(e.pattern).checks
+                                   and "static" in checks_of(e.pattern)
                                    and e.pattern in ("stream-injection", "cache-residency")])
 def test_gpu_only_attacks_static_part_on_cpu(entry) -> None:
     findings = analyze_source(entry.path.read_text(), str(entry.path), suite_for(entry).policy)
