@@ -541,8 +541,7 @@ class Judge:
         by_call = self._judge_calls(parsed, [a["overrides"] for a in plan.alt_shapes])
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
-            calls = [{**c.to_dict(), "findings": [f.to_dict() for f in found]}
-                     for c, found in zip(parsed.calls, by_call, strict=True)]
+            calls = [c.to_dict() for c in parsed.calls]
             for call in parsed.calls:
                 self._blame_memory(call.error or "")
             self.durations["correctness_gpu_lock_wait_worker"] = parsed.gpu_lock_wait_s
@@ -562,6 +561,7 @@ class Judge:
                                           f"the kernel's outputs could not be read: {h.unreadable}",
                                           [f for found in by_call for f in found])
             outcome = CorrectnessOutcome.from_dict(h.outcome)
+            outcome.findings[:0] = [f for found in by_call for f in found]
             digests = parsed.input_digests
             if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
                 outcome.failure += ("\n(the kernel worker drew other inputs than the reference worker from the same seeds: "

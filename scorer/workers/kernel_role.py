@@ -168,8 +168,7 @@ class CallRecord:
 
     def meta(self) -> dict[str, Any]:
         return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure, "output": self.output,
-                "library": self.library if self.error is None else None}
+                "output": self.output, "library": self.library if self.error is None else None}
 
 
 @dataclass

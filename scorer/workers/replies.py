@@ -458,7 +458,6 @@ class CallMeta:
     devices: list[str]
     mutated: list[int]
     error: str | None
-    compile_failure: bool
     output: OutputObservation | None  # None only where forward raised
     library: LibraryObservation | None  # exactly where the call has no error
 
@@ -466,7 +465,7 @@ class CallMeta:
     def parse(cls, item: Any) -> CallMeta:
         if not isinstance(item, dict):
             raise ReplyViolation("a correctness call record must be an object")
-        _keys(item, {"trial", "devices", "mutated", "error", "compile_failure", "output", "library"}, set(),
+        _keys(item, {"trial", "devices", "mutated", "error", "output", "library"}, set(),
               "a call record")
         error = None if item["error"] is None else text(item["error"], "a call record's error")
         if item["output"] is None and error is None:
@@ -476,12 +475,10 @@ class CallMeta:
         output = None if item["output"] is None else OutputObservation.parse(item["output"])
         library = None if item["library"] is None else LibraryObservation.parse(item["library"])
         return cls(text(item["trial"], "a trial name", 200), _strings(item["devices"], "devices"),
-                   _indices(item["mutated"], "a call record's mutated inputs"), error,
-                   _flag(item["compile_failure"], "compile_failure"), output, library)
+                   _indices(item["mutated"], "a call record's mutated inputs"), error, output, library)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error,
-                "compile_failure": self.compile_failure}
+        return {"trial": self.trial, "devices": self.devices, "mutated": self.mutated, "error": self.error}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def _guard(**changes: Any) -> replies.GuardObservation:
 
 
 def _call(trial: str) -> dict[str, Any]:
-    return {"trial": trial, "devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
+    return {"trial": trial, "devices": ["cpu"], "mutated": [], "error": None,
             "output": {"items": [], "error": None}, "library": _LIBRARY}
 
 

@@ -77,7 +77,7 @@ def test_a_well_formed_timing_reply_parses_into_its_figures() -> None:
 def test_correctness_replies_name_exactly_the_trials_the_judge_asked_for() -> None:
     trials = replies.correctness_trials(2, 1)
     assert trials == ["seed-0", "seed-1", "repeat-0", "refill-0-with-1", "alt-0"]
-    call = {"devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
+    call = {"devices": ["cpu"], "mutated": [], "error": None,
             "output": {"items": [], "error": None}, "library": LibraryCallMonitor(frozenset()).observe()}
     launches = {"triton_defined": ["k"], "cuda_defined": [], "triton_in_source": True, "triton_launched": {"k": 1},
                 "device_kernels": None}

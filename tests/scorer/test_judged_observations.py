@@ -115,7 +115,7 @@ def test_a_launch_census_off_its_schema_is_a_violation(changes: dict[str, Any]) 
 
 
 def test_a_call_record_must_carry_its_output_observation_unless_forward_raised() -> None:
-    call = {"trial": "seed-0", "devices": ["cpu"], "mutated": [], "error": None, "compile_failure": False,
+    call = {"trial": "seed-0", "devices": ["cpu"], "mutated": [], "error": None,
             "output": None, "library": LibraryCallMonitor(frozenset()).observe()}
     with pytest.raises(ProtocolViolation):
         replies.CallMeta.parse(call)
