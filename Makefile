@@ -35,8 +35,10 @@ docker-up: install
 image: docker-up
 	$(VENV)/bin/kernelarena sandbox build-image
 
-demo: install
-	-bash scripts/docker_up.sh && $(VENV)/bin/kernelarena sandbox build-image
+demo:
+	bash scripts/disk_check.sh 4 0
+	$(MAKE) --no-print-directory install
+	-bash scripts/docker_up.sh && bash scripts/disk_check.sh 0 7 && $(VENV)/bin/kernelarena sandbox build-image
 	$(VENV)/bin/kernelarena sweep examples/demo.toml
 
 test:

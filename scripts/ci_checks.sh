@@ -11,7 +11,8 @@ images_log=$(mktemp)
 KA_IMAGES_STATUS=$(mktemp -u)
 export KA_IMAGES_STATUS
 (
-  bash scripts/step.sh images .venv/bin/kernelarena sandbox build-image --with claude-code,codex >"$images_log" 2>&1
+  bash scripts/disk_check.sh 0 7 >"$images_log" 2>&1 &&
+  bash scripts/step.sh images .venv/bin/kernelarena sandbox build-image --with claude-code,codex >>"$images_log" 2>&1
   echo "$?" >"$KA_IMAGES_STATUS.part" && mv "$KA_IMAGES_STATUS.part" "$KA_IMAGES_STATUS"
 ) &
 images_pid=$!
