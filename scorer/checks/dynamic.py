@@ -535,6 +535,18 @@ _OPERATOR_DUNDERS = frozenset(
 # elements handed over in forward count as library work: numpy's matmul of exported operands is
 # the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
 HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
+# Tensor methods the static rules leave to glue only because Python's containers share the name
+# (`list.sort`); called on a tensor they are compute (a red-team top-k gating ran its selection
+# through `logits.sort()` unseen, 2026-12-08).
+_SHARED_NAME_COMPUTE = frozenset({"sort"})
+
+
+# Glue calls that run code the function mode cannot see: inside their handler the mode is popped,
+# and autograd's engine computes the graph's gradients and calls the hooks kernel.py registered. A
+# red-team row sum ran as the gradient of an `expand`, and a softmax inside a gradient hook, both
+# unseen (2026-12-08). Their ATen ops are judged at the dispatcher instead, each on its own rule (the
+# dispatch mode is pushed for the call where it is not on already).
+_RUNS_CALLBACKS = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
 
 
 def _is_operator(func: Any) -> bool:
@@ -557,7 +569,7 @@ def _library_compute_name(func: Any, policy: Any) -> str | None:
         verdict = static_rules._policy_verdict(full, policy) if policy is not None else None
         if verdict is not None:
             return full if verdict else None
-        return full if name in static_rules._TENSOR_COMPUTE_METHODS else None
+        return full if name in static_rules._TENSOR_COMPUTE_METHODS or name in _SHARED_NAME_COMPUTE else None
     if not module.startswith("torch"):
         return None
     full = f"{module}.{name}" if module != "torch._C._VariableFunctions" else f"torch.{name}"
@@ -617,6 +629,9 @@ class LibraryCallMonitor:
         self._aten = AtenMode(self)
         # Calls the function mode is running: ATen ops that arrive meanwhile are theirs.
         self._covered = 0
+        # kernel.py's line of the autograd call running (`_RUNS_CALLBACKS`): the line its ops count
+        # at where the engine runs them in a thread of its own, with no frame of the kernel's.
+        self._engine_line: int | None = None
         self._in_launch = False  # inside a launch window (scorer/checks/launch_window.py)
 
     def _counted_name(self, func: Any) -> str | None:
@@ -650,6 +665,8 @@ class LibraryCallMonitor:
         if self.watch_aten and solution_op(func):
             # Not one call: its body is watched at the dispatcher (scorer/checks/aten_work.py).
             return func(*args, **(kwargs or {}))
+        if any(func is runner for runner in _RUNS_CALLBACKS):
+            return self._run_engine(func, args, kwargs)
         self._covered += 1
         try:
             out = func(*args, **(kwargs or {}))
@@ -658,6 +675,21 @@ class LibraryCallMonitor:
         if key is not None:
             self._record(key, args, kwargs, out)
         return out
+
+    def _run_engine(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Any:
+        """An autograd call (`_RUNS_CALLBACKS`), uncovered, under the dispatch mode."""
+        outer = self._engine_line
+        try:
+            self._engine_line = _kernel_caller_line(self.kernel_files, depth=4)
+        except Exception:
+            self._engine_line = None
+        try:
+            if self.watch_aten:
+                return func(*args, **(kwargs or {}))
+            with self._aten:
+                return func(*args, **(kwargs or {}))
+        finally:
+            self._engine_line = outer
 
     def _record(self, key: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any) -> None:
         try:
@@ -693,6 +725,8 @@ class LibraryCallMonitor:
             if name is not None:
                 # Past this method, the mode's handler and torch's dispatch plumbing.
                 line = _kernel_caller_line(self.kernel_files, depth=3)
+                if line is None and self._engine_line is not None and not _kernel_frames_on_stack(self.kernel_files):
+                    line = self._engine_line
                 if line is not None:
                     key = f"{name} (kernel.py:{line})"
         except Exception:
@@ -820,19 +854,17 @@ class _LaunchWindow:
             monitor._covered, monitor._in_launch = self.covered, self.inside
 
 
-# torch's own Python layers between a kernel and the op it asked for: the op's Python wrapper
-# (F.softmax), nn modules' forward/_call_impl (a kernel calling nn.RMSNorm), the override
-# machinery, and the op plumbing a custom op is called through (its ops are the kernel's request).
-# Other library frames (Triton's interpreter, torch._dynamo) act for themselves.
-_TRANSPARENT_TORCH = ("/torch/nn/", "/torch/overrides.py", "/torch/_tensor.py", "/torch/functional.py",
-                      "/torch/utils/_python_dispatch.py", "/torch/_jit_internal.py", "/torch/utils/_pytree.py",
-                      "/torch/_ops.py", "/torch/_library/", "/torch/library.py")
-# Code that acts for itself when it calls torch: Triton (its interpreter runs the solution's own
-# kernels) and torch's other internals (printing a tensor, autograd's engine). Any other code
-# between a torch op and kernel.py (the task's own module, a third-party package, a helper file)
-# only passes the kernel's request on: the op is the kernel's (a red-team kernel ran the task's
-# reference Model through its module, another its ops through torch's pytree, unseen).
-_SELF_ACTING = ("/triton/", "/torch/")
+# Code that acts for itself when it calls torch, so that an op it issues is not the kernel's even
+# where kernel.py called it: Triton (its interpreter runs the solution's own kernels), torch's
+# printing, Inductor's generated code and the profiler (the scorer's, on a GPU's first call). Any
+# other code between a torch op and kernel.py only passes the kernel's request on, torch's own
+# Python included: the op's wrapper (F.softmax), nn modules, the override and custom-op plumbing,
+# dynamo's `disable` wrappers around torch's API (torch.utils.checkpoint has one), and every other
+# torch package.
+# Listing the torch packages that pass calls on, instead, left the rest as places to hide: red-team
+# kernels ran a whole task through torch.distributions, torch.masked, torch.utils.checkpoint and
+# torch.vmap unseen (2026-12-08), as earlier ones had through the task's own module and pytree.
+_SELF_ACTING = ("/triton/", "/torch/_tensor_str.py", "/torch/_inductor/", "/torch/profiler/", "/torch/autograd/profiler")
 
 
 def _kernel_caller_line(kernel_files: frozenset[str], depth: int) -> int | None:
@@ -849,6 +881,17 @@ def _kernel_caller_line(kernel_files: frozenset[str], depth: int) -> int | None:
     return None
 
 
+def _kernel_frames_on_stack(kernel_files: frozenset[str]) -> bool:
+    """Whether any frame of this thread runs kernel.py's code: the autograd engine's own thread
+    holds none, the caller's thread (a CPU graph's engine) does."""
+    frame = _GETFRAME(1)
+    while frame is not None:
+        if frame.f_code.co_filename in kernel_files:
+            return True
+        frame = frame.f_back
+    return False
+
+
 # Every watched torch call walks its caller frames (each timed call is watched): the answer for a
 # file is the same each time, and at 500 ops a forward the uncached test cost ~6 us an op of host
 # time, which a host-bound kernel's timing carried (an LSTM's kernel read 8.2 ms against do_bench's
@@ -859,8 +902,7 @@ _PASSES_ON: dict[str, bool] = {}
 def _passes_calls_on(filename: str) -> bool:
     known = _PASSES_ON.get(filename)
     if known is None:
-        # The standard library and `<string>` code are neither torch nor Triton: they pass calls on.
-        known = any(part in filename for part in _TRANSPARENT_TORCH) or not any(part in filename for part in _SELF_ACTING)
+        known = not any(part in filename for part in _SELF_ACTING)
         if len(_PASSES_ON) < 100_000:
             _PASSES_ON[filename] = known
     return known

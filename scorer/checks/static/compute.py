@@ -327,9 +327,14 @@ def _is_dispatch_test(test: ast.AST) -> bool:
 # torch names whose work the run-time monitor measures (a TorchFunctionMode sees the call and the
 # shapes); whether they are the task's work is decided by the measured share, not by the name.
 # Compilers, custom-op and graph machinery, raw ATen entry points and other libraries are judged
-# here: the monitor cannot see the work they do.
+# here: the monitor cannot see the work they do. So is DLPack's export, a C function no mode meets:
+# what numpy (or any consumer) computes on the data it hands out is out of every monitor's sight
+# (a red-team swish ran numpy's operators on it, 2026-12-08); `Tensor.__dlpack__` is counted at run
+# time (dynamic.HOST_EXPORTS). And vmap: under it the monitor sees each op at one example's shape,
+# so a whole batch's work counted as one row's (a red-team softmax, 2026-12-08).
 _NOT_MEASURED = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.cuda.", "torch.ops.",
-                 "torch.export", "torch.fx", "torch._C", "torch.backends.", "torch._scaled_mm", "torch.sparse")
+                 "torch.export", "torch.fx", "torch._C", "torch.backends.", "torch._scaled_mm", "torch.sparse",
+                 "torch.utils.dlpack.to_dlpack", "torch.to_dlpack", "torch.vmap", "torch.func.", "torch._functorch")
 
 
 def _measured_at_run_time(name: str | None) -> bool:
