@@ -87,6 +87,14 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return x * self.act(x)
 """,
+    "stored op as a class attribute": """
+class ModelNew(nn.Module):
+    act = torch.sigmoid
+    def forward(self, x):
+        return x * self.act(x)
+""",
+    "dlpack export": _forward("capsule = torch.utils.dlpack.to_dlpack(x)\nreturn x"),
+    "vmap": _forward("return torch.vmap(torch.softmax, in_dims=(0, None))(x, -1)"),
     "lambda in init": """
 class ModelNew(nn.Module):
     def __init__(self):
@@ -180,7 +188,8 @@ def _library_ops(body: str, policy: LibraryPolicy = DEFAULT_POLICY) -> list[str]
 # (numpy, C++ ATen/cuBLAS, compilers) and the task's reference. Torch ops are resolved the same
 # way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
 STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm",
-                  "compile", "stored op in init", "dict of ops at module level", "default argument", "subclass of nn.Linear",
+                  "compile", "stored op in init", "stored op as a class attribute", "dlpack export", "vmap",
+                  "dict of ops at module level", "default argument", "subclass of nn.Linear",
                   "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp",
                   "cpp calls a backend kernel directly", "cpp excludes the Python dispatch key", "cpp redispatches"}
 

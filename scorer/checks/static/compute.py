@@ -203,8 +203,11 @@ class ComputeScan(AnalyzerState):
             parent = self.parents.get(sub)
             if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is sub):
                 continue
-            if isinstance(parent, ast.Assign) and top_level_only and all(isinstance(t, ast.Name) for t in parent.targets):
-                continue  # a plain alias: followed by name resolution instead
+            if isinstance(parent, ast.Assign) and top_level_only and all(isinstance(t, ast.Name) for t in parent.targets) \
+                    and not isinstance(self.parents.get(parent), ast.ClassDef):
+                # A plain module-level alias: followed by name resolution instead. In a class body the
+                # name is an attribute forward reaches as `self.act`, which resolution does not follow.
+                continue
             if isinstance(parent, (ast.ImportFrom, ast.Import)):
                 continue
             if self.in_decorator(sub):
@@ -213,8 +216,10 @@ class ComputeScan(AnalyzerState):
                     continue
             hit = self.denied_ref(sub)
             if hit and not self.resolve_is_module_class(hit):
+                owner = self.parents.get(parent) if isinstance(parent, ast.Assign) else None
+                here = f"class {owner.name}" if isinstance(owner, ast.ClassDef) else where
                 self.add("baseline-library-call", sub, hit,
-                         f"compute op stored as a value in {where}, where forward can call it later")
+                         f"compute op stored as a value in {here}, where forward can call it later")
 
     def name_caller_hit(self, call: ast.Call) -> str | None:
         """`operator.methodcaller("sigmoid")`: a compute method reached through its name string."""
