@@ -511,7 +511,9 @@ def constant_output_findings(outputs: Sequence[Any]) -> list[Finding]:
 _GETFRAME = __import__("sys")._getframe
 _NO_FUNCTION_MODES = torch._C.DisableTorchFunction
 _METHOD_WRAPPER = types.MethodWrapperType
-_MAX_CALL_FRAMES = 30
+# Deep enough for any real stack: a limit is a place to hide (twelve nested nn.Sequential took an
+# RMSNorm past the 30 frames the walk once gave up at, 2026-12-08).
+_MAX_CALL_FRAMES = 2000
 
 
 # What Python operators dispatch to: `a * b` reaches the mode as Tensor.mul, `2 - a` as
@@ -535,10 +537,11 @@ _OPERATOR_DUNDERS = frozenset(
 # elements handed over in forward count as library work: numpy's matmul of exported operands is
 # the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
 HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
-# Tensor methods the static rules leave to glue only because Python's containers share the name
-# (`list.sort`); called on a tensor they are compute (a red-team top-k gating ran its selection
-# through `logits.sort()` unseen, 2026-12-08).
-_SHARED_NAME_COMPUTE = frozenset({"sort"})
+# Tensor methods the static rules leave to glue, called on a tensor at run time: `sort`, because
+# Python's lists share the name (a red-team top-k gating ran its selection through `logits.sort()`
+# unseen), and `apply_`/`map_`/`map2_`, whose Python callable does the work element by element (a
+# red-team swish through `map_` with `math.exp`), both 2026-12-08.
+_SHARED_NAME_COMPUTE = frozenset({"sort", "apply_", "map_", "map2_"})
 
 
 # Glue calls that run code the function mode cannot see: inside their handler the mode is popped,
@@ -627,8 +630,10 @@ class LibraryCallMonitor:
         self._mode = _monitor_mode_class()(self)
         self.watch_aten = watch_aten
         self._aten = AtenMode(self)
-        # Calls the function mode is running: ATen ops that arrive meanwhile are theirs.
+        # Calls the function mode is running: ATen ops that arrive meanwhile are theirs, unless
+        # kernel.py's code runs between (`_cover_frames`: the innermost call's frame of `_watch`).
         self._covered = 0
+        self._cover_frames: list[Any] = []
         # kernel.py's line of the autograd call running (`_RUNS_CALLBACKS`): the line its ops count
         # at where the engine runs them in a thread of its own, with no frame of the kernel's.
         self._engine_line: int | None = None
@@ -668,10 +673,12 @@ class LibraryCallMonitor:
         if any(func is runner for runner in _RUNS_CALLBACKS):
             return self._run_engine(func, args, kwargs)
         self._covered += 1
+        self._cover_frames.append(_GETFRAME(0))
         try:
             out = func(*args, **(kwargs or {}))
         finally:
             self._covered -= 1
+            self._cover_frames.pop()
         if key is not None:
             self._record(key, args, kwargs, out)
         return out
@@ -714,7 +721,8 @@ class LibraryCallMonitor:
                 return run_subclass_watched(self._aten, func, types, args, kwargs)
             finally:
                 self._covered = covered
-        if self._covered or not isinstance(func, torch._ops.OpOverload):
+        inside = self._kernel_inside_cover() if self._covered and isinstance(func, torch._ops.OpOverload) else None
+        if (self._covered and inside is None) or not isinstance(func, torch._ops.OpOverload):
             with _NO_FUNCTION_MODES():
                 return func(*args, **kwargs)  # the watched call's own ops, or a higher-order op
         if solution_op(func):
@@ -724,7 +732,7 @@ class LibraryCallMonitor:
             name = self._aten_name(func)
             if name is not None:
                 # Past this method, the mode's handler and torch's dispatch plumbing.
-                line = _kernel_caller_line(self.kernel_files, depth=3)
+                line = inside or _kernel_caller_line(self.kernel_files, depth=3)
                 if line is None and self._engine_line is not None and not _kernel_frames_on_stack(self.kernel_files):
                     line = self._engine_line
                 if line is not None:
@@ -741,6 +749,18 @@ class LibraryCallMonitor:
             # sight, as data handed to numpy is (the function mode is off in the window).
             self._record("torch.Tensor.numpy (inside a Triton launch)", args, kwargs, out)
         return out
+
+    def _kernel_inside_cover(self) -> int | None:
+        """kernel.py's line where its code runs inside the covered call (a tensor subclass's
+        `__torch_function__`, a Python kernel registered for torch's op, a callback): its ops are
+        its own requests, not the call's. None where only torch runs there."""
+        stop = self._cover_frames[-1] if self._cover_frames else None
+        frame = _GETFRAME(2)
+        while frame is not None and frame is not stop:
+            if frame.f_code.co_filename in self.kernel_files:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
 
     def _aten_name(self, func: Any) -> str | None:
         entry = self._aten_names.get(id(func))
@@ -855,8 +875,10 @@ class _LaunchWindow:
 
 
 # Code that acts for itself when it calls torch, so that an op it issues is not the kernel's even
-# where kernel.py called it: Triton (its interpreter runs the solution's own kernels), torch's
-# printing, Inductor's generated code and the profiler (the scorer's, on a GPU's first call). Any
+# where kernel.py called it: Triton's interpreter (it runs the solution's own kernels) and its
+# benchmarking (the autotuner's timings), torch's printing, Inductor's generated code and the
+# profiler (the scorer's, on a GPU's first call). The rest of Triton passes calls on: a red-team
+# row sum ran torch.einsum through `triton.constexpr_function` (2026-12-08). Any
 # other code between a torch op and kernel.py only passes the kernel's request on, torch's own
 # Python included: the op's wrapper (F.softmax), nn modules, the override and custom-op plumbing,
 # dynamo's `disable` wrappers around torch's API (torch.utils.checkpoint has one), and every other
@@ -864,7 +886,8 @@ class _LaunchWindow:
 # Listing the torch packages that pass calls on, instead, left the rest as places to hide: red-team
 # kernels ran a whole task through torch.distributions, torch.masked, torch.utils.checkpoint and
 # torch.vmap unseen (2026-12-08), as earlier ones had through the task's own module and pytree.
-_SELF_ACTING = ("/triton/", "/torch/_tensor_str.py", "/torch/_inductor/", "/torch/profiler/", "/torch/autograd/profiler")
+_SELF_ACTING = ("/triton/runtime/interpreter.py", "/triton/testing.py", "/triton/runtime/autotuner.py",
+                "/torch/_tensor_str.py", "/torch/_inductor/", "/torch/profiler/", "/torch/autograd/profiler")
 
 
 def _kernel_caller_line(kernel_files: frozenset[str], depth: int) -> int | None:

@@ -32,6 +32,7 @@ split, the findings) runs in the judge on what was counted: scorer/judge/rulings
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,8 @@ except Exception:  # a Triton without its interpreter: the solution's work there
 _CONTRACTIONS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "einsum", "tensordot",
                            "__matmul__", "__rmatmul__", "dot", "vdot", "mv", "addmv", "inner", "outer", "ger",
                            "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                           "conv_transpose3d", "scaled_dot_product_attention",
+                           "conv_transpose3d", "scaled_dot_product_attention", "multi_dot", "chain_matmul",
+                           "cdist", "matrix_power", "addr", "kron",
                            # the ATen forms native code reaches (scorer/checks/aten_work.py)
                            "convolution", "_convolution", "_addmm_activation"})
 def _tensors(obj: Any) -> list[torch.Tensor]:
@@ -79,7 +81,8 @@ def op_work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out
     outs = [t for t in results if _floating(t)]
     if not ins and not outs:
         return 0
-    short = name.rsplit(".", 1)[-1]
+    # torch.linalg's functions are named `linalg_<op>` in C (torch.linalg.multi_dot, .matmul).
+    short = name.rsplit(".", 1)[-1].removeprefix("linalg_")
     if short.startswith("_scaled_dot_product"):  # ATen's attention kernels
         short = "scaled_dot_product_attention"
     if short in _CONTRACTIONS and outs:
@@ -103,6 +106,18 @@ def _multiply_adds(short: str, ins: list[torch.Tensor], outs: list[torch.Tensor]
         q = ins[0]
         keys = ins[1].shape[-2] if len(ins) > 1 and ins[1].dim() >= 2 else q.shape[-2]
         return 2 * torch.Tensor.numel(q) * keys
+    if short in ("multi_dot", "chain_matmul"):
+        # A chain, multiplied left to right: each product's rows x its inner x its columns. Priced
+        # as one element each, a red-team matmul through multi_dot read N^2 for N^3 (2026-12-08).
+        chain = [t for t in ins if t.dim() in (1, 2)]
+        total, rows = 0, (chain[0].shape[0] if chain and chain[0].dim() == 2 else 1)
+        for a, b in pairwise(chain):
+            inner = a.shape[-1]
+            cols = b.shape[-1] if b.dim() == 2 else 1
+            total += int(rows) * int(inner) * int(cols)
+        return max(total, out_n)
+    if short == "kron":
+        return out_n
     # matmul family: the contracted length is the first operand's last dimension.
     operands = [t for t in ins if t.dim() >= 1]
     k = operands[-2].shape[-1] if len(operands) >= 2 else (operands[0].shape[-1] if operands else 1)

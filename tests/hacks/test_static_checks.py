@@ -95,6 +95,23 @@ class ModelNew(nn.Module):
 """,
     "dlpack export": _forward("capsule = torch.utils.dlpack.to_dlpack(x)\nreturn x"),
     "vmap": _forward("return torch.vmap(torch.softmax, in_dims=(0, None))(x, -1)"),
+    "torch.cond": _forward("return torch.cond(x.sum() > 0, lambda t: t.softmax(-1), lambda t: t, (x,))"),
+    "tensor subclass hook": """
+class Carrier(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.as_subclass(Carrier).clone()
+""",
+    "aten override from python": """
+LIB = torch.library.Library("aten", "IMPL")
+LIB.impl("view_as_real", lambda t: t, "CPU")
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x
+""",
     "lambda in init": """
 class ModelNew(nn.Module):
     def __init__(self):
@@ -189,6 +206,7 @@ def _library_ops(body: str, policy: LibraryPolicy = DEFAULT_POLICY) -> list[str]
 # way but left to the measured work share (scorer/checks/work.py, tests/hacks/test_dynamic_checks.py).
 STATIC_REJECTS = {"numpy on tensor data", "numpy on a tensor", "numpy", "numpy on a data local", "aten op", "scaled_mm",
                   "compile", "stored op in init", "stored op as a class attribute", "dlpack export", "vmap",
+                  "torch.cond", "tensor subclass hook", "aten override from python",
                   "dict of ops at module level", "default argument", "subclass of nn.Linear",
                   "reference Model imported", "reference Model base", "cuda cpp calls at::matmul", "cublas via cpp",
                   "cpp calls a backend kernel directly", "cpp excludes the Python dispatch key", "cpp redispatches"}

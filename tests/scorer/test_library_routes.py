@@ -116,3 +116,54 @@ def test_glue_an_honest_forward_does_is_not_counted() -> None:
 
     assert _library(forward, watch_aten=True) == {}
     assert _library(forward, watch_aten=False) == {}
+
+
+def _deep_stack() -> object:
+    layer = torch.nn.RMSNorm(X.shape[-1])
+    for _ in range(12):
+        layer = torch.nn.Sequential(layer)
+    return layer(X)
+
+
+def test_a_deep_stack_of_torch_modules_does_not_hide_the_op() -> None:
+    library = _library(_deep_stack, watch_aten=True)
+    assert sum(n for name, n in library.items() if "rms_norm" in name) >= X.numel(), library
+
+
+def test_a_python_callable_mapped_over_a_tensor_is_compute() -> None:
+    import math
+
+    y = X.clone()
+    assert _library(lambda: y.map_(y, lambda a, _b: a / (1.0 + math.exp(-a))), watch_aten=True).get(
+        "torch.Tensor.map_", 0) >= X.numel()
+
+
+class _Carrier(torch.Tensor):
+    """A subclass whose __torch_function__ runs inside torch's glue call (`clone`)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        if func is torch.Tensor.clone:
+            return torch.sigmoid(args[0].as_subclass(torch.Tensor)) * args[0].as_subclass(torch.Tensor)
+        return out
+
+
+def test_kernel_code_inside_a_covered_glue_call_is_the_kernels() -> None:
+    carrier = X.as_subclass(_Carrier)
+    library = _library(lambda: carrier.clone(), watch_aten=True)
+    assert sum(library.values()) >= X.numel(), library
+
+
+def test_a_matmul_chain_is_priced_as_its_products() -> None:
+    from scorer.checks.work import op_work
+
+    a, b, c = torch.randn(8, 16), torch.randn(16, 32), torch.randn(32, 4)
+    out = torch.linalg.multi_dot([a, b, c])
+    assert op_work("torch.linalg.multi_dot", ([a, b, c],), None, out) == 8 * 16 * 32 + 8 * 32 * 4
+
+
+def test_torch_linalg_contractions_are_priced_as_contractions() -> None:
+    a, b = torch.randn(48, 48), torch.randn(48, 48)
+    for route in (lambda: torch.linalg.multi_dot([a, b]), lambda: torch.linalg.matmul(a, b)):
+        assert sum(_library(route, watch_aten=True).values()) == 48 ** 3

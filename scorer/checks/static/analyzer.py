@@ -104,6 +104,7 @@ class _Analyzer(ComputeScan, IntegrityScan, DialectScan, NativeScan, BehaviourSc
             else:  # __init__ and other init-time code: may compute, may not store ops for later
                 self.scan_stored_ops(fn.node, fn.qualname)
         self.scan_stored_ops(self.tree, "module level", top_level_only=True)
+        self.scan_torch_op_overrides()
         self.scan_streams([fn for fn in self.mod.funcs if fn.qualname in reachable or fn.deferred])
         self.scan_cpp_strings()
         self.scan_residency()

@@ -248,6 +248,14 @@ class ComputeScan(AnalyzerState):
 
     def scan_class_bases(self) -> None:
         for cls in self.mod.classes.values():
+            hooks = [s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and s.name in _SUBCLASS_HOOKS]
+            if hooks and any(_is_tensor_class(self.resolve(b)) for b in cls.bases):
+                # Its Python runs inside torch's own calls, where the function mode is popped and
+                # their ATen ops are the call's (a red-team swish computed in one, behind `clone`).
+                self.add("baseline-library-call", cls, f"class {cls.name}(torch.Tensor).{hooks[0]}",
+                         "a tensor subclass whose hook runs inside torch's calls, out of the library "
+                         "monitor's sight; write the kernel")
             for base in cls.bases:
                 name = self.resolve(base)
                 if isinstance(base, ast.Name) and base.id == "Model" and "Model" not in self.mod.classes:
@@ -256,6 +264,18 @@ class ComputeScan(AnalyzerState):
                 elif name and name.startswith("torch.nn.") and self.is_denied(name):
                     self.add("baseline-library-call", base, f"class {cls.name}({name})",
                              "inherits a torch.nn compute module")
+
+    def scan_torch_op_overrides(self) -> None:
+        """An implementation registered for torch's own ops from Python (`Library("aten", "IMPL")`,
+        `torch.library.impl("aten::...")`): the monitor judges torch's ops by their names, and a
+        glue op's name then runs the task (a red-team add+RMSNorm behind `view_as_real`)."""
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call) or self.resolve(node.func) not in _LIBRARY_REGISTRARS:
+                continue
+            target = _fold_str(node.args[0]) if node.args else None
+            if target is not None and target.split("::")[0].split(".")[0] in _TORCH_OWN_NAMESPACES:
+                self.add("baseline-library-call", node, f"{self.resolve(node.func)}({target!r})",
+                         "registers an implementation of torch's own ops; define an op of your own namespace")
 
     # --- precision ---------------------------------------------------------------------------------
 
@@ -339,7 +359,22 @@ def _is_dispatch_test(test: ast.AST) -> bool:
 # so a whole batch's work counted as one row's (a red-team softmax, 2026-12-08).
 _NOT_MEASURED = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.cuda.", "torch.ops.",
                  "torch.export", "torch.fx", "torch._C", "torch.backends.", "torch._scaled_mm", "torch.sparse",
-                 "torch.utils.dlpack.to_dlpack", "torch.to_dlpack", "torch.vmap", "torch.func.", "torch._functorch")
+                 "torch.utils.dlpack.to_dlpack", "torch.to_dlpack", "torch.vmap", "torch.func.", "torch._functorch",
+                 # Higher-order ops run their branches' ops where no mode of the monitor counts them
+                 # (a red-team softmax inside torch.cond, 2026-12-08).
+                 "torch.cond", "torch.while_loop", "torch._higher_order_ops", "torch.associative_scan")
+
+
+_SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
+_LIBRARY_REGISTRARS = frozenset({"torch.library.Library", "torch.library.impl", "torch.library.register_kernel",
+                                 "torch.library.register_fake", "torch.library.register_autocast",
+                                 "torch.library.register_torch_dispatch", "torch.library.register_vmap",
+                                 "torch.library._impl", "torch.library.fallthrough_kernel"})
+_TORCH_OWN_NAMESPACES = frozenset({"aten", "prim", "prims", "quantized", "_c10d_functional", "c10d"})
+
+
+def _is_tensor_class(name: str | None) -> bool:
+    return name in ("torch.Tensor", "torch._tensor.Tensor", "torch._C.TensorBase", "torch.nn.Parameter")
 
 
 def _measured_at_run_time(name: str | None) -> bool:
