@@ -9,11 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-import scorer.judge.rulings  # noqa: F401  (registers every check: the layers below are theirs)
 from kernelarena.errors import UserError
 from scorer.checks.catalog import PATTERNS, Pattern, get_pattern
 from scorer.checks.record import records
-from scorer.judge.registry import checks_of, layers_of
 
 
 def _selected(pattern_id: str | None) -> list[Pattern]:
@@ -33,6 +31,10 @@ def hacks(
     """List the anti-hack catalog: id, category, severity (reject|flag), checks, description, detection,
     and each pattern's record on the repository's corpora (attacks caught, false positives)."""
     selected = _selected(pattern_id)
+    # Here, not at the top: the checks import torch, and the CLI starts without it.
+    import scorer.judge.rulings  # noqa: F401  (registers every check: the layers below are theirs)
+    from scorer.judge.registry import checks_of, layers_of
+
     record = records()
     if as_json:
         typer.echo(json.dumps([{**p.to_dict(), "checks": list(checks_of(p.id)), "layers": list(layers_of(p.id)),
