@@ -104,15 +104,13 @@ class Score:
         version = data.get("schema_version")
         if version != SCORE_VERSION:
             raise ValueError(f"score schema_version {version!r} is not {SCORE_VERSION}; rescore with this scorer")
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs = _known_fields(cls, data)
         if kwargs.get("correctness") is not None:
             kwargs["correctness"] = CorrectnessResult(**kwargs["correctness"])
         if kwargs.get("timing") is not None:
             # A figure an older scorer of this schema wrote and this one no longer does is dropped
             # (timing.judge_window_ms, 2026-12-08), so its scores still read.
-            timing = {f.name for f in fields(TimingResult)}
-            kwargs["timing"] = TimingResult(**{k: v for k, v in kwargs["timing"].items() if k in timing})
+            kwargs["timing"] = TimingResult(**_known_fields(TimingResult, kwargs["timing"]))
         return cls(**kwargs)
 
     def to_json(self) -> str:
@@ -139,6 +137,12 @@ class Score:
     @classmethod
     def read(cls, path: Path) -> Score:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The entries of `data` that name a field of the dataclass `cls`."""
+    known = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in known}
 
 
 def _finite(obj: Any) -> Any:

@@ -100,4 +100,7 @@ def layers_of(pattern: str) -> tuple[Layer, ...]:
 def checks_of(pattern: str) -> tuple[str, ...]:
     """`static` where the source is checked, `dynamic` where anything that runs is."""
     layers = layers_of(pattern)
-    return tuple(kind for kind, has in (("static", "static" in layers), ("dynamic", any(x != "static" for x in layers))) if has)
+    kinds = ["static"] if "static" in layers else []
+    if any(layer != "static" for layer in layers):
+        kinds.append("dynamic")
+    return tuple(kinds)

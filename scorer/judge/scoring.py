@@ -539,6 +539,7 @@ class Judge:
                                                                                              len(plan.alt_shapes)))
         self._evidence.observed = [parsed.observed]  # ruled with the stage's other checks (registry "correctness")
         by_call = self._judge_calls(parsed, [a["overrides"] for a in plan.alt_shapes])
+        judged = [f for found in by_call for f in found]
         self._call_s = self.durations.get("correctness", 0.0) / max(1, len(parsed.calls))
         with self._stage("checks"):
             calls = [c.to_dict() for c in parsed.calls]
@@ -558,10 +559,9 @@ class Judge:
             if h.unreadable or h.outcome is None:
                 # The judge's rulings stand: what made the outputs unreadable may be among them.
                 return CorrectnessOutcome(CorrectnessResult(trials=len(plan.seeds), passed=0),
-                                          f"the kernel's outputs could not be read: {h.unreadable}",
-                                          [f for found in by_call for f in found])
+                                          f"the kernel's outputs could not be read: {h.unreadable}", judged)
             outcome = CorrectnessOutcome.from_dict(h.outcome)
-            outcome.findings[:0] = [f for found in by_call for f in found]
+            outcome.findings[:0] = judged
             digests = parsed.input_digests
             if outcome.failure and digests and digests != prepared.input_digests[: len(digests)]:
                 outcome.failure += ("\n(the kernel worker drew other inputs than the reference worker from the same seeds: "

@@ -285,8 +285,9 @@ class KernelRole:
         if self.device.type == "cuda" and self.clock.cuda_sync is not None:
             self.clock.cuda_sync(self.device)
 
-    def _build(self, init_inputs: list[Any], state_dict: dict[str, torch.Tensor],
-               place: bool = True) -> tuple[torch.nn.Module, bool]:
+    def _build(self, init_inputs: list[Any], state_dict: dict[str, torch.Tensor], place: bool = True) -> torch.nn.Module:
+        """ModelNew, with the reference's weights where its state dict has the same names and
+        shapes; on the device where `place`."""
         assert self.model_cls is not None
         torch.manual_seed(self.init_seed)
         model = self.model_cls(*init_inputs)
@@ -295,7 +296,7 @@ class KernelRole:
             own[k].shape == state_dict[k].shape for k in own)
         if loaded:
             model.load_state_dict(state_dict)
-        return (model.to(self.device) if place else model), loaded
+        return model.to(self.device) if place else model
 
     def load(self, request: KernelLoad, _payload: Any) -> tuple[dict[str, Any], Any]:
         assert self.main is not None, "setup must come before load"
@@ -321,7 +322,7 @@ class KernelRole:
         try:
             # On the host: `load` runs outside the GPU lock (its import may compile extensions for a
             # minute); `correctness`, under the lock, moves the model to the device.
-            self.model, _ = self._build(self.main.init_inputs, self.main.state_dict, place=False)
+            self.model = self._build(self.main.init_inputs, self.main.state_dict, place=False)
         except Exception:
             return _error("compile_error", "ModelNew(*init_inputs) failed:\n" + traceback.format_exc())
         return {"ok": True, "guard": self.guard.check("load")}, None
@@ -484,7 +485,7 @@ class KernelRole:
     def _alt_call(self, j: int, alt: dict[str, Any]) -> CallRecord:
         variant = self.alts[j]
         try:
-            model, _ = self.turns.kernel_call(self._build)(variant.init_inputs, variant.state_dict)
+            model = self.turns.kernel_call(self._build)(variant.init_inputs, variant.state_dict)
         except Exception:
             return CallRecord(f"alt-{j}", error="ModelNew(*init_inputs) failed for an alternative shape:\n"
                               + traceback.format_exc())
