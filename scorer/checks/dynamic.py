@@ -537,11 +537,10 @@ _OPERATOR_DUNDERS = frozenset(
 # elements handed over in forward count as library work: numpy's matmul of exported operands is
 # the library's answer whatever name or operator reached it. Integer and boolean data stay glue.
 HOST_EXPORTS = frozenset({"numpy", "__array__", "__dlpack__", "tolist"})
-# Tensor methods the static rules leave to glue, called on a tensor at run time: `sort`, because
-# Python's lists share the name (a red-team top-k gating ran its selection through `logits.sort()`
-# unseen), and `apply_`/`map_`/`map2_`, whose Python callable does the work element by element (a
-# red-team swish through `map_` with `math.exp`), both 2026-12-08.
-_SHARED_NAME_COMPUTE = frozenset({"sort", "apply_", "map_", "map2_"})
+# Tensor methods the static rules leave to glue only because Python's containers share the name
+# (`list.sort`); called on a tensor they are compute (a red-team top-k gating ran its selection
+# through `logits.sort()` unseen, 2026-12-08).
+_SHARED_NAME_COMPUTE = frozenset({"sort"})
 
 
 # Glue calls that run code the function mode cannot see: inside their handler the mode is popped,
@@ -733,7 +732,10 @@ class LibraryCallMonitor:
             if name is not None:
                 # Past this method, the mode's handler and torch's dispatch plumbing.
                 line = inside or _kernel_caller_line(self.kernel_files, depth=3)
-                if line is None and self._engine_line is not None and not _kernel_frames_on_stack(self.kernel_files):
+                if line is None and self._engine_line is not None \
+                        and _kernel_line_below(self.kernel_files, _GETFRAME(1), None) is None:
+                    # No frame of kernel.py's on this thread: the autograd engine's own (a CPU
+                    # graph's engine runs on the caller's thread, which holds them).
                     line = self._engine_line
                 if line is not None:
                     key = f"{name} (kernel.py:{line})"
@@ -754,13 +756,7 @@ class LibraryCallMonitor:
         """kernel.py's line where its code runs inside the covered call (a tensor subclass's
         `__torch_function__`, a Python kernel registered for torch's op, a callback): its ops are
         its own requests, not the call's. None where only torch runs there."""
-        stop = self._cover_frames[-1] if self._cover_frames else None
-        frame = _GETFRAME(2)
-        while frame is not None and frame is not stop:
-            if frame.f_code.co_filename in self.kernel_files:
-                return frame.f_lineno
-            frame = frame.f_back
-        return None
+        return _kernel_line_below(self.kernel_files, _GETFRAME(2), self._cover_frames[-1] if self._cover_frames else None)
 
     def _aten_name(self, func: Any) -> str | None:
         entry = self._aten_names.get(id(func))
@@ -904,15 +900,14 @@ def _kernel_caller_line(kernel_files: frozenset[str], depth: int) -> int | None:
     return None
 
 
-def _kernel_frames_on_stack(kernel_files: frozenset[str]) -> bool:
-    """Whether any frame of this thread runs kernel.py's code: the autograd engine's own thread
-    holds none, the caller's thread (a CPU graph's engine) does."""
-    frame = _GETFRAME(1)
-    while frame is not None:
+def _kernel_line_below(kernel_files: frozenset[str], frame: Any, stop: Any) -> int | None:
+    """The line of the first frame of kernel.py's from `frame` up to `stop` (exclusive; None: the
+    top of the thread's stack), whatever code lies between."""
+    while frame is not None and frame is not stop:
         if frame.f_code.co_filename in kernel_files:
-            return True
+            return frame.f_lineno
         frame = frame.f_back
-    return False
+    return None
 
 
 # Every watched torch call walks its caller frames (each timed call is watched): the answer for a

@@ -87,7 +87,7 @@ _TENSOR_GLUE_METHODS = frozenset({
     "is_complex", "is_signed", "is_coalesced", "is_nonzero", "is_neg", "is_conj", "is_meta",
     "data", "as_subclass", "coalesce", "to_dense", "to_sparse", "dense_dim", "sparse_dim", "values",
     "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices", "nbytes", "itemsize",
-    "module_load", "apply_", "map_", "map2_", "conj", "resolve_conj", "resolve_neg", "requires_grad",
+    "module_load", "conj", "resolve_conj", "resolve_neg", "requires_grad",
     "share_memory", "is_leaf", "equal", "any", "all", "sort", "split_", "index",
     "count", "copy", "add", "get", "real", "imag", "mode", "const_data_ptr", "mutable_data_ptr", "ipu",
     "mtia", "xpu", "mps", "hpu", "ravel", "repeat", "tile", "unfold", "view_as_complex", "chalf", "resize",
