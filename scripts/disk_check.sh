@@ -3,7 +3,7 @@
 # they write: the venv with torch (about 3 GiB, with its bytecode) and the two sandbox images with
 # their build (about 6 GiB on Docker's disk). A full disk otherwise surfaces minutes in as an OSError
 # deep in pip or debootstrap (a CI run stopped so on 2026-12-08, its box filled by old clones).
-# Usage: disk_check.sh [REPO_GIB [DOCKER_GIB]]; 0 skips a check. Docker's disk is checked only where the
+# Usage: disk_check.sh [REPO_GIB [DOCKER_GIB]]; 0 skips a check; a disk too small exits 2. Docker's disk is checked only where the
 # daemon answers and the sandbox image is not built yet (a build is coming).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +25,11 @@ short() {  # $1 = where, $2 = path, $3 = needed GiB
   fi
 }
 
-if [ "$need_repo" -gt 0 ]; then short "the repository's disk" "$PWD" "$need_repo" || exit 1; fi
+if [ "$need_repo" -gt 0 ]; then short "the repository's disk" "$PWD" "$need_repo" || exit 2; fi
 if [ "$need_docker" -gt 0 ]; then
   root=$(docker info --format '{{.DockerRootDir}}' 2>/dev/null || true)
   if [ -n "$root" ] && ! docker image inspect kernelarena-sandbox:latest >/dev/null 2>&1; then
-    short "Docker's disk" "$root" "$need_docker" || exit 1
+    short "Docker's disk" "$root" "$need_docker" || exit 2
   fi
 fi
 exit 0

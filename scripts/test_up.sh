@@ -6,7 +6,7 @@
 # skip, or to fail where CI is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/disk_check.sh 4 0 || exit 1
+bash scripts/disk_check.sh 4 0 || exit 2
 bash scripts/step.sh docker bash scripts/docker_up.sh &
 docker_pid=$!
 "${MAKE:-make}" --no-print-directory install

@@ -15,7 +15,7 @@ def _run(*gib: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_disk_too_small_stops_with_one_line_naming_the_fix() -> None:
     short = _run("1000000", "0")  # a million GiB: no disk here has that free
-    assert short.returncode == 1
+    assert short.returncode == 2
     lines = short.stderr.strip().splitlines()
     assert len(lines) == 1 and "the repository's disk" in lines[0] and "needs about 1000000 GiB" in lines[0]
     assert "free space there" in lines[0]
